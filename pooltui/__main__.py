@@ -1,0 +1,3 @@
+from pooltui.cli.main import main
+
+raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""The command line: check | run | render | ir, and the default: open the debugger."""

@@ -1,0 +1,96 @@
+"""`pooltui`: the entry point. Dispatches to the subcommands; no traceback ever escapes.
+
+    pooltui SPEC                 open the debugger on SPEC
+    pooltui check SPEC           compile, print a one-line summary (exit 1 on errors)
+    pooltui ir SPEC              print the IR as JSON
+    pooltui run SPEC [...]       simulate headless and print a summary
+    pooltui render SPEC [...]    write a screenshot of the debugger as SVG
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+SUBCOMMANDS = ("check", "run", "render", "ir", "tui")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that exits 2 with a plain message (it already does; kept for one place)."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="pooltui", description="Visualize and step-debug LLM-serving pools.")
+    sub = parser.add_subparsers(dest="command", metavar="{check,run,render,ir}")
+
+    p = sub.add_parser("check", help="compile a spec and print a one-line summary")
+    p.add_argument("spec")
+
+    p = sub.add_parser("ir", help="print a spec's IR as JSON")
+    p.add_argument("spec")
+    p.add_argument("--rows", action="store_true", help="include every CSV row")
+
+    p = sub.add_parser("run", help="simulate headless and print a summary")
+    p.add_argument("spec")
+    p.add_argument("--until", type=float, default=None, metavar="T", help="stop at time T (s)")
+    p.add_argument("--events", type=int, default=None, metavar="N", help="stop after N events")
+    p.add_argument("--trace", default=None, metavar="FILE.jsonl", help="write every event")
+    p.add_argument("--no-invariants", action="store_true", help="do not check invariants")
+    p.add_argument("--fast", action="store_true", help="batch decode-only iterations")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+
+    p = sub.add_parser("render", help="write a screenshot of the debugger (SVG)")
+    p.add_argument("spec")
+    p.add_argument("--event", type=int, default=None, metavar="N")
+    p.add_argument("--time", type=float, default=None, metavar="T")
+    p.add_argument("--size", default="160x48", metavar="WxH")
+    p.add_argument("-o", "--output", required=True, metavar="FILE.svg")
+
+    p = sub.add_parser("tui", help="open the debugger (the default)")
+    p.add_argument("spec")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list and args_list[0] not in SUBCOMMANDS and not args_list[0].startswith("-"):
+        args_list.insert(0, "tui")
+    parser = build_parser()
+    args = parser.parse_args(args_list)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    try:
+        if args.command == "check":
+            from pooltui.cli.check import run_check
+
+            return run_check(args.spec)
+        if args.command == "ir":
+            from pooltui.cli.check import run_ir
+
+            return run_ir(args.spec, rows=args.rows)
+        if args.command == "run":
+            from pooltui.cli.run import run_headless
+
+            return run_headless(args)
+        if args.command == "render":
+            from pooltui.cli.render import run_render
+
+            return run_render(args)
+        from pooltui.cli.render import run_tui
+
+        return run_tui(args.spec)
+    except KeyboardInterrupt:
+        print("pooltui: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 1
+    except Exception as exc:  # the last guard: no traceback reaches a user
+        print(f"pooltui: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print("pooltui: this is a bug in pooltui; please report it with the spec.", file=sys.stderr)
+        return 3
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

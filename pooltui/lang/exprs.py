@@ -1,0 +1,237 @@
+"""Expressions compile to closures over the IR: spec text is data, never `eval`-ed.
+
+`compile_expr(expr)` returns `fn(env) -> number`. The simulator supplies `env`, an object
+that follows `Env`: context variables are attributes of it (`env.now`, `env.computed`, ...),
+session attributes live in `env.attrs`, and queries, arg-queries and draws are methods.
+Booleans are 1 and 0. Errors of the spec found while evaluating (division by zero, an
+attribute read before it is set) raise `SpecRuntimeError` located at the expression.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from pooltui.lang.errors import SpecRuntimeError
+from pooltui.lang.ir import (
+    ArgQuery,
+    Attr,
+    Binary,
+    Call,
+    Cond,
+    Draw,
+    Expr,
+    Num,
+    Query,
+    Unary,
+    Var,
+)
+
+Number = int | float
+Compiled = Callable[[Any], Number]
+
+CONTEXT_VARIABLES = (
+    "now",
+    "serial",
+    "computed",
+    "context",
+    "waited",
+    "size",
+    "age",
+    "last",
+    "waiting",
+    "tokens",
+    "residents",
+    "prefills",
+    "decodes",
+)
+POOL_QUERIES = ("cap", "allocated", "cached", "free", "queued")
+STAGE_QUERIES = ("budget_left", "residents", "seats_left")
+FUNCTIONS = {"min": (1, None), "max": (1, None), "abs": (1, 1), "floor": (1, 1),
+             "ceil": (1, 1), "round": (1, 1), "log": (1, 1), "sqrt": (1, 1)}  # fmt: skip
+DISTRIBUTIONS = {"uniform": (2, 2), "real": (2, 2), "exponential": (1, 1), "normal": (2, 2),
+                 "lognormal": (2, 2), "bernoulli": (1, 1), "poisson": (1, 1),
+                 "choice": (1, None)}  # fmt: skip
+
+
+class Env(Protocol):
+    """What a compiled expression reads. Context variables are plain attributes."""
+
+    attrs: dict[str, Number]
+
+    def query(self, name: str, kind: str, target: str, index: int | None) -> Number: ...
+
+    def argquery(self, fn: str, kind: str, family: str, query: str) -> int: ...
+
+    def draw(self, dist: str, args: list[Number]) -> Number: ...
+
+
+def normal(x: Number) -> Number:
+    """Integer where whole (so `16.0` prints as `16` and indexes work)."""
+    if isinstance(x, float) and x.is_integer() and abs(x) < 2**53:
+        return int(x)
+    return x
+
+
+def _round_half_away(x: Number) -> Number:
+    return math.floor(x + 0.5) if x >= 0 else -math.floor(-x + 0.5)
+
+
+_ARITH: dict[str, Callable[[Any, Any], Any]] = {
+    "+": operator.add,
+    "-": operator.sub,
+    "*": operator.mul,
+}
+_COMPARE: dict[str, Callable[[Any, Any], bool]] = {
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+    "==": operator.eq,
+    "!=": operator.ne,
+}
+
+
+def compile_expr(expr: Expr) -> Compiled:
+    """The closure that evaluates `expr` against an `Env`."""
+    if isinstance(expr, Num):
+        value = normal(expr.value)
+        return lambda env: value
+    if isinstance(expr, Var):
+        return operator.attrgetter(expr.name)
+    if isinstance(expr, Attr):
+        return _compile_attr(expr)
+    if isinstance(expr, Unary):
+        inner = compile_expr(expr.operand)
+        if expr.op == "-":
+            return lambda env: -inner(env)
+        if expr.op == "!":
+            return lambda env: 0 if inner(env) else 1
+        return inner
+    if isinstance(expr, Binary):
+        return _compile_binary(expr)
+    if isinstance(expr, Cond):
+        c, a, b = compile_expr(expr.cond), compile_expr(expr.then), compile_expr(expr.otherwise)
+        return lambda env: a(env) if c(env) else b(env)
+    if isinstance(expr, Call):
+        return _compile_call(expr)
+    if isinstance(expr, Draw):
+        args = [compile_expr(a) for a in expr.args]
+        dist = expr.dist
+        span = expr.span
+
+        def draw(env: Any) -> Number:
+            values = [f(env) for f in args]
+            try:
+                return env.draw(dist, values)  # type: ignore[no-any-return]
+            except (ValueError, OverflowError) as exc:
+                raise SpecRuntimeError(f"draw {dist}: {exc}", span) from None
+
+        return draw
+    if isinstance(expr, Query):
+        return _compile_query(expr)
+    if isinstance(expr, ArgQuery):
+        fn, kind, family, query = expr.fn, expr.family.kind, expr.family.name, expr.query
+        return lambda env: env.argquery(fn, kind, family, query)
+    raise TypeError(f"not an expression: {expr!r}")  # pragma: no cover
+
+
+def _compile_attr(expr: Attr) -> Compiled:
+    name, span = expr.name, expr.span
+
+    def attr(env: Any) -> Number:
+        try:
+            return env.attrs[name]  # type: ignore[no-any-return]
+        except KeyError:
+            raise SpecRuntimeError(f"attribute '{name}' is read before it is set", span) from None
+
+    return attr
+
+
+def _compile_binary(expr: Binary) -> Compiled:
+    left, right, op, span = compile_expr(expr.left), compile_expr(expr.right), expr.op, expr.span
+    if op in _ARITH:
+        f = _ARITH[op]
+        return lambda env: f(left(env), right(env))
+    if op in _COMPARE:
+        g = _COMPARE[op]
+        return lambda env: 1 if g(left(env), right(env)) else 0
+    if op == "&&":
+        return lambda env: 1 if (left(env) and right(env)) else 0
+    if op == "||":
+        return lambda env: 1 if (left(env) or right(env)) else 0
+    if op == "/":
+
+        def div(env: Any) -> Number:
+            d = right(env)
+            if d == 0:
+                raise SpecRuntimeError("division by zero", span)
+            return normal(left(env) / d)
+
+        return div
+    if op == "%":
+
+        def mod(env: Any) -> Number:
+            d = right(env)
+            if d == 0:
+                raise SpecRuntimeError("modulo by zero", span)
+            return normal(left(env) % d)
+
+        return mod
+    raise TypeError(f"unknown operator {op}")  # pragma: no cover
+
+
+def _compile_call(expr: Call) -> Compiled:
+    args = [compile_expr(a) for a in expr.args]
+    fn, span = expr.fn, expr.span
+    if fn in ("min", "max"):
+        pick = min if fn == "min" else max
+        if len(args) == 2:
+            a, b = args
+            return lambda env: pick(a(env), b(env))
+        return lambda env: pick(f(env) for f in args)
+    (a,) = args
+    if fn == "abs":
+        return lambda env: abs(a(env))
+    if fn == "floor":
+        return lambda env: math.floor(a(env))
+    if fn == "ceil":
+        return lambda env: math.ceil(a(env))
+    if fn == "round":
+        return lambda env: _round_half_away(a(env))
+    if fn == "log":
+
+        def log(env: Any) -> Number:
+            x = a(env)
+            if x <= 0:
+                raise SpecRuntimeError(f"log of {normal(x)}, which is not positive", span)
+            return math.log(x)
+
+        return log
+    if fn == "sqrt":
+
+        def sqrt(env: Any) -> Number:
+            x = a(env)
+            if x < 0:
+                raise SpecRuntimeError(f"sqrt of {normal(x)}, which is negative", span)
+            return normal(math.sqrt(x))
+
+        return sqrt
+    raise TypeError(f"unknown function {fn}")  # pragma: no cover
+
+
+def _compile_query(expr: Query) -> Compiled:
+    name, kind, target, span = expr.name, expr.target.kind, expr.target.name, expr.span
+    if expr.target.index is None:
+        return lambda env: env.query(name, kind, target, None)
+    index = compile_expr(expr.target.index)
+
+    def query(env: Any) -> Number:
+        i = index(env)
+        if not float(i).is_integer():
+            raise SpecRuntimeError(f"member index {i} of {target} is not a whole number", span)
+        return env.query(name, kind, target, int(i))  # type: ignore[no-any-return]
+
+    return query

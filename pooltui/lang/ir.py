@@ -1,0 +1,360 @@
+"""The IR: what a checked spec means, as frozen dataclasses.
+
+The checker lowers the AST to these. The simulator reads only these (and the closures
+`pooltui.lang.exprs.compile_expr` makes from `Expr` nodes). Every node keeps the `Span` of
+the source it came from, so a runtime error or an event can point back at the spec.
+
+Names follow the language: a pool, a stage, a session class, a hold, a run.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Literal
+
+INF = math.inf
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A source range: 1-based lines and columns, end exclusive (end_col is one past the last)."""
+
+    file: str
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+NO_SPAN = Span("<builtin>", 0, 0, 0, 0)
+
+
+# --------------------------------------------------------------------------- expressions
+# Constants are folded by the checker: a `const` name never reaches the IR, only its Num.
+
+
+@dataclass(frozen=True, slots=True)
+class Num:
+    value: float | int
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class Var:
+    """A context variable: now serial computed context waited size age last waiting
+    tokens residents prefills decodes."""
+
+    name: str
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class Attr:
+    """A session attribute (assigned with `NAME = EXPR;`, or a CSV column)."""
+
+    name: str
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class Unary:
+    op: Literal["-", "!", "+"]
+    operand: Expr
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class Binary:
+    op: Literal["+", "-", "*", "/", "%", "<", "<=", ">", ">=", "==", "!=", "&&", "||"]
+    left: Expr
+    right: Expr
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class Cond:
+    cond: Expr
+    then: Expr
+    otherwise: Expr
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """A pure function: min max abs floor ceil round log sqrt."""
+
+    fn: str
+    args: tuple[Expr, ...]
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class Draw:
+    """`draw DIST(args)`: uniform real exponential normal lognormal bernoulli poisson choice."""
+
+    dist: str
+    args: tuple[Expr, ...]
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    """A pool or stage named in a spec, with the member index when it is a family.
+
+    `index` is None when the name is used bare: a family of one, or a name that the
+    checker resolved to be shared (N–1 join)."""
+
+    kind: Literal["pool", "stage"]
+    name: str
+    index: Expr | None = None
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    """cap allocated cached free queued (pool) | budget_left residents seats_left (stage)."""
+
+    name: str
+    target: Ref
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class ArgQuery:
+    """argmin / argmax over the members of a pool (or stage) family: the index where
+    QUERY is least / greatest, ties to the lowest index."""
+
+    fn: Literal["argmin", "argmax"]
+    family: Ref
+    query: str
+    span: Span = NO_SPAN
+
+
+Expr = Num | Var | Attr | Unary | Binary | Cond | Call | Draw | Query | ArgQuery
+
+
+# --------------------------------------------------------------------------- stages
+
+
+@dataclass(frozen=True, slots=True)
+class CStage:
+    """A step stage (an engine that runs iterations) or a link stage (a FIFO channel)."""
+
+    name: str
+    kind: Literal["step", "link"]
+    count: int = 1  # family size; 1 for a plain stage
+    family: bool = False  # declared with [N]
+    # step options
+    budget: float = INF
+    seats: float = INF
+    time: Expr | None = None  # None: 1 second per iteration
+    prefill: Literal["chunked", "whole"] = "chunked"
+    exclusive_prefill: bool = False
+    # link options
+    rate: float = 1.0
+    lanes: int = 1
+    span: Span = NO_SPAN
+
+
+# --------------------------------------------------------------------------- pools
+
+
+@dataclass(frozen=True, slots=True)
+class EvictLru:
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class EvictBy:
+    keys: tuple[Expr, ...]
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class QueueFifo:
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class QueueBy:
+    keys: tuple[Expr, ...]
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class CSpill:
+    tier: str  # a pool (family joined member for member, or shared)
+    via: str  # a link stage (family joined member for member, or shared)
+    work: Expr
+    when: Expr
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class CPool:
+    """A pool, field for field as the Pool reference names it, plus its family size."""
+
+    name: str
+    cap: float = INF  # units; an int when finite
+    block: int | None = None  # None: unit granularity
+    evict: EvictLru | EvictBy = field(default_factory=EvictLru)
+    preempt: Literal["none", "lifo"] = "none"
+    queue: QueueFifo | QueueBy = field(default_factory=QueueFifo)
+    spill: CSpill | None = None
+    admit_via: str | None = None
+    count: int = 1
+    family: bool = False
+    span: Span = NO_SPAN
+
+
+# --------------------------------------------------------------------------- statements
+
+
+@dataclass(frozen=True, slots=True)
+class SetAttr:
+    name: str
+    value: Expr
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class Hold:
+    pool: Ref
+    units: Expr
+    need: Expr | None
+    reserve: Expr | None
+    body: tuple[Stmt, ...]
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    stage: Ref
+    kind: Literal["prefill", "decode"]
+    amount: Expr
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class Grow:
+    pool: str  # the innermost enclosing hold on this pool (any member)
+    amount: Expr
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class Send:
+    link: Ref
+    work: Expr
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class Wait:
+    seconds: Expr
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class Repeat:
+    count: Expr
+    body: tuple[Stmt, ...]
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class If:
+    cond: Expr
+    then: tuple[Stmt, ...]
+    otherwise: tuple[Stmt, ...]
+    span: Span = NO_SPAN
+
+
+Stmt = SetAttr | Hold | Run | Grow | Send | Wait | Repeat | If
+
+
+# --------------------------------------------------------------------------- sessions
+
+
+@dataclass(frozen=True, slots=True)
+class ArriveAt:
+    """`arrive at (EXPR)`: the arrival time of each session, in seconds."""
+
+    at: Expr
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class ArriveEvery:
+    """`arrive every (EXPR)`: the gap before each session (the first arrives after one gap)."""
+
+    gap: Expr
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class CSource:
+    """The rows of `from "FILE.csv" [limit N]`, read and checked at compile time.
+
+    Every value is a number: date-times become seconds since the first row's date-time
+    in the same column."""
+
+    path: str  # as resolved (absolute)
+    written: str  # as written in the spec
+    limit: int | None
+    columns: tuple[str, ...]
+    rows: tuple[tuple[float, ...], ...]
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class CSession:
+    name: str
+    count: int  # sessions of this class (the row count for a CSV source)
+    source: CSource | None
+    arrive: ArriveAt | ArriveEvery
+    body: tuple[Stmt, ...]
+    family: bool = False  # declared with [N]
+    span: Span = NO_SPAN
+
+
+# --------------------------------------------------------------------------- checks, program
+
+
+@dataclass(frozen=True, slots=True)
+class CCheck:
+    label: str
+    cond: Expr
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class Program:
+    """A whole checked spec. Tuples keep declaration order, which the simulator uses
+    (pools served in declaration order, sessions arriving at one instant by declaration)."""
+
+    file: str
+    source: str  # the spec's text, for the debugger's Source panel
+    seed: int
+    stages: tuple[CStage, ...]
+    pools: tuple[CPool, ...]
+    sessions: tuple[CSession, ...]
+    checks: tuple[CCheck, ...]
+    consts: tuple[tuple[str, float | int], ...] = ()
+    header_comment: str = ""  # the comment the spec opens with (what to watch)
+
+    def pool(self, name: str) -> CPool:
+        for p in self.pools:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+    def stage(self, name: str) -> CStage:
+        for s in self.stages:
+            if s.name == name:
+                return s
+        raise KeyError(name)

@@ -1,0 +1,86 @@
+"""Events: the simulator's public record. One event is one debugger step.
+
+Every change of state is one `Event` with a time, an index (its place in the log, from 0),
+a moment (language.md §7), its parties, and a plain-words `why`. The trace file is one JSON
+object per event, written by `Event.to_json`; the same spec and seed give the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from pooltui.lang.ir import Span
+
+MOMENTS = (
+    "arrive",
+    "enqueue",
+    "admit",
+    "reject",
+    "grow",
+    "grow-wait",
+    "preempt",
+    "release",
+    "evict",
+    "spill",
+    "spilled",
+    "spill-drop",
+    "iteration",
+    "iteration-end",
+    "run-done",
+    "send",
+    "wake",
+    "end",
+    "check-failed",
+    "deadlock",
+)
+
+# Moments that halt the simulation.
+HALTING = ("check-failed", "deadlock")
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    index: int
+    time: float
+    moment: str
+    why: str
+    session: str | None = None  # "chat[7]"
+    session_id: int | None = None  # stable per session: colours, inspection
+    session_class: str | None = None
+    pool: str | None = None  # pool member label: "kv" or "kv[2]"
+    stage: str | None = None  # stage member label
+    others: tuple[str, ...] = ()  # other sessions involved (a victim, the waiting ones)
+    units: int | None = None
+    blocks: tuple[int, ...] = ()  # physical blocks of `pool` involved (for highlighting)
+    span: Span | None = None  # the statement or declaration behind the event
+    data: tuple[tuple[str, Any], ...] = ()  # the moment's own figures, in a fixed order
+
+    def get(self, key: str, default: Any = None) -> Any:
+        for k, v in self.data:
+            if k == key:
+                return v
+        return default
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"i": self.index, "t": self.time, "moment": self.moment}
+        for key in ("session", "pool", "stage", "units"):
+            value = getattr(self, key)
+            if value is not None:
+                d[key] = value
+        if self.others:
+            d["others"] = list(self.others)
+        for k, v in self.data:
+            d[k] = list(v) if isinstance(v, tuple) else v
+        if self.span is not None:
+            d["at"] = f"{self.span.line}:{self.span.col}"
+        d["why"] = self.why
+        return d
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), separators=(",", ":"), ensure_ascii=False)
+
+    def describe(self) -> str:
+        """One line for logs: `12.500s #42 admit: why`."""
+        return f"{self.time:.6g}s #{self.index} {self.moment}: {self.why}"
