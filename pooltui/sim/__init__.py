@@ -1,0 +1,55 @@
+"""The simulator: a deterministic, rewindable engine over a compiled `Program`.
+
+Public API (the debugger, the command line and the tests use only these):
+
+    sim = Simulation(program, invariants=True)
+    sim.step() -> Event | None            # exactly one event; None when nothing more happens
+    sim.step_iteration(stage=None)        # events up to and including the next `iteration-end`
+    sim.run(until=T, events=N)            # stops early at a halt (violation, check, deadlock)
+    sim.run_until(predicate)              # first event e with predicate(e) true (or None)
+    sim.back() / sim.goto(index)          # history: state right after event `index`
+    sim.snapshot() -> Snapshot            # immutable; safe to hand to another thread
+    sim.evaluate(expr) -> number          # a breakpoint condition / watch at the current state
+    sim.events, sim.cursor, sim.time, sim.finished, sim.halted, sim.violation
+
+State is plain data (no generators or threads inside), so it can be checkpointed and
+replayed; `Simulation` is not thread-safe: one thread drives it at a time.
+"""
+
+from pooltui.sim.events import HALTING, MOMENTS, Event
+from pooltui.sim.simulation import Simulation
+from pooltui.sim.snapshot import (
+    BlockMap,
+    BlockOwner,
+    Counts,
+    EntryView,
+    HoldView,
+    LinkJobView,
+    PoolView,
+    QueueItemView,
+    ResidentView,
+    SessionView,
+    Snapshot,
+    StageView,
+    Violation,
+)
+
+__all__ = [
+    "HALTING",
+    "MOMENTS",
+    "BlockMap",
+    "BlockOwner",
+    "Counts",
+    "EntryView",
+    "Event",
+    "HoldView",
+    "LinkJobView",
+    "PoolView",
+    "QueueItemView",
+    "ResidentView",
+    "SessionView",
+    "Simulation",
+    "Snapshot",
+    "StageView",
+    "Violation",
+]
