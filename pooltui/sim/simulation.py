@@ -1,12 +1,27 @@
-"""`Simulation`: the public face of the engine, with history (back, goto). STUB: being written."""
+"""`Simulation`: the engine with a history, so the debugger can step back and jump.
+
+The live engine state always sits at the end of an action (the frontier). The log of events
+may be ahead of the cursor after `back()`. To show the state right after any event, the
+simulation restores the nearest checkpoint (a pickle of the plain-data state) and replays
+deterministically; an event in the middle of an action is reached by replaying that action
+with `stop_after`, which stops it right after the event's own state change.
+"""
 
 from __future__ import annotations
 
+import bisect
+import pickle
 from collections.abc import Callable, Sequence
+from typing import Any
 
+from pooltui.lang.errors import Diagnostic, SpecRuntimeError
 from pooltui.lang.ir import Expr, Program
+from pooltui.sim.engine import Engine, Schedule, Stats, StopReplay
 from pooltui.sim.events import Event
 from pooltui.sim.snapshot import Snapshot, Violation
+from pooltui.sim.state import State
+from pooltui.sim.tables import Tables, build_tables
+from pooltui.sim.views import build_snapshot
 
 Number = int | float
 
@@ -16,72 +31,250 @@ class Simulation:
 
     invariants: check language.md §8 after every event (a violation halts).
     history: keep checkpoints so back()/goto() work (off for headless speed runs).
+    checkpoint_every: events between automatic checkpoints (replays are at most this long).
     """
 
-    program: Program
+    def __init__(
+        self,
+        program: Program,
+        *,
+        invariants: bool = True,
+        history: bool = True,
+        checkpoint_every: int = 500,
+        record: bool = True,
+    ) -> None:
+        self.program = program
+        self.tables: Tables = build_tables(program)
+        self._invariants = invariants
+        self._history = history
+        self._every = checkpoint_every
+        self._events: list[Event] = []
+        self.error: Diagnostic | None = None
+        self._ckpt_at: list[int] = []  # event counts of checkpoints, sorted
+        self._ckpt: list[bytes] = []
+        self._action_starts: list[int] = []  # event count at the start of each action with events
+        self._view: tuple[int, Engine] | None = None
+        self._cursor = -1
+        state = Engine.initial_state(self.tables)
+        try:
+            self.schedule = Schedule(self.tables)
+        except SpecRuntimeError as exc:
+            self.schedule = _empty_schedule(self.tables)
+            state.halted = f"runtime error: {exc.message}"
+            state.error = exc.diagnostic()
+        self.engine = Engine(
+            self.tables,
+            self.schedule,
+            state,
+            invariants=invariants,
+            events=self._events,
+            record=record,
+        )
+        if state.halted is None:
+            self.engine.start()
+        self.error = state.error
+        if history:
+            self._checkpoint()
 
-    def __init__(self, program: Program, *, invariants: bool = True, history: bool = True) -> None:
-        raise NotImplementedError
+    # ------------------------------------------------------------------ frontier
+    def _checkpoint(self) -> None:
+        n = self.engine.s.n_events
+        if self._ckpt_at and self._ckpt_at[-1] == n:
+            return
+        self._ckpt_at.append(n)
+        self._ckpt.append(pickle.dumps(self.engine.s, protocol=pickle.HIGHEST_PROTOCOL))
 
-    # --- moving forward
+    def _advance_frontier(self) -> bool:
+        """Run actions until at least one new event is recorded. False at the end/halt."""
+        eng = self.engine
+        while True:
+            n0 = eng.s.n_events
+            ok = eng.advance()
+            n1 = eng.s.n_events
+            if n1 > n0:
+                self._action_starts.append(n0)
+                if self._history and n1 - self._ckpt_at[-1] >= self._every and eng.s.halted is None:
+                    self._checkpoint()
+                self.error = eng.s.error
+                return True
+            if not ok:
+                self.error = eng.s.error
+                return False
+
+    # ------------------------------------------------------------------ moving forward
     def step(self) -> Event | None:
         """Apply the next event; return it (None when nothing more can happen or halted)."""
-        raise NotImplementedError
+        if self._cursor + 1 >= len(self._events) and not self._advance_frontier():
+            return None
+        self._cursor += 1
+        return self._events[self._cursor]
 
     def step_iteration(self, stage: str | None = None) -> list[Event]:
-        """Step until (and including) the next `iteration-end` (of `stage`, a member label,
-        if given); stops early at a halt or the end."""
-        raise NotImplementedError
+        out: list[Event] = []
+        while True:
+            ev = self.step()
+            if ev is None:
+                return out
+            out.append(ev)
+            if ev.moment == "iteration-end" and (stage is None or ev.stage == stage):
+                return out
+            if ev.moment in ("check-failed", "deadlock"):
+                return out
 
     def run(self, until: float | None = None, events: int | None = None) -> None:
         """Step until simulated time would pass `until`, `events` more events, a halt or the end."""
-        raise NotImplementedError
+        n = 0
+        while events is None or n < events:
+            if until is not None and self._cursor + 1 >= len(self._events):
+                # Peek: the frontier's next action time.
+                if self._next_time() > until:
+                    return
+            if until is not None and self._cursor + 1 < len(self._events):
+                if self._events[self._cursor + 1].time > until:
+                    return
+            if self.step() is None:
+                return
+            n += 1
 
-    def run_until(self, predicate: Callable[[Event], bool], limit: int | None = None) -> Event | None:
-        """Step until an event satisfies `predicate` (returned), a halt, the end or `limit` steps."""
-        raise NotImplementedError
+    def _next_time(self) -> float:
+        s = self.engine.s
+        if not s.settled or (s.heap and s.heap[0][0] <= s.now):
+            return s.now
+        return s.heap[0][0] if s.heap else float("inf")
 
-    # --- moving back
+    def run_until(
+        self, predicate: Callable[[Event], bool], limit: int | None = None
+    ) -> Event | None:
+        n = 0
+        while limit is None or n < limit:
+            ev = self.step()
+            if ev is None:
+                return None
+            n += 1
+            if predicate(ev):
+                return ev
+        return None
+
+    # ------------------------------------------------------------------ moving back
     def back(self) -> Event | None:
-        """Go back one event; return the event now current (None at the start)."""
-        raise NotImplementedError
+        if self._cursor < 0:
+            return None
+        self.goto(self._cursor - 1)
+        return self._events[self._cursor] if self._cursor >= 0 else None
 
     def goto(self, index: int) -> None:
-        """The state right after event `index` (-1: before the first event). Past the
-        recorded log, simulates forward."""
-        raise NotImplementedError
+        index = max(-1, index)
+        while index >= len(self._events):
+            if not self._advance_frontier():
+                index = len(self._events) - 1
+                break
+        self._cursor = index
 
-    # --- looking
+    # ------------------------------------------------------------------ the state at the cursor
+    def _at_frontier(self) -> bool:
+        return self._cursor == len(self._events) - 1
+
+    def _engine_at_cursor(self) -> Engine:
+        if self._at_frontier():
+            return self.engine
+        if self._view is not None and self._view[0] == self._cursor:
+            return self._view[1]
+        if not self._history:
+            raise RuntimeError("this simulation keeps no history (history=False)")
+        eng = self._replay_to(self._cursor + 1)
+        self._view = (self._cursor, eng)
+        return eng
+
+    def _replay_to(self, count: int) -> Engine:
+        """An engine whose state is right after `count` events (count ≥ 0)."""
+        # The action holding event count-1 starts at a; replay whole actions up to a, then
+        # the action itself, stopping after event count-1 unless that is its last.
+        k = bisect.bisect_right(self._action_starts, count - 1) - 1
+        start = self._action_starts[k] if k >= 0 else 0
+        next_start = (
+            self._action_starts[k + 1] if k + 1 < len(self._action_starts) else len(self._events)
+        )
+        c = bisect.bisect_right(self._ckpt_at, start) - 1
+        state: State = pickle.loads(self._ckpt[c])
+        eng = Engine(
+            self.tables, self.schedule, state, invariants=False, stats=Stats(len(self.tables.sessions)), record=False
+        )
+        while state.n_events < start:
+            if not eng.advance():
+                break
+        if state.n_events == start and start - self._ckpt_at[c] >= 64 and state.halted is None:
+            # Remember this action boundary: stepping within the action is then cheap.
+            i = bisect.bisect_left(self._ckpt_at, start)
+            if i >= len(self._ckpt_at) or self._ckpt_at[i] != start:
+                self._ckpt_at.insert(i, start)
+                self._ckpt.insert(i, pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
+        if count > start and count < next_start:
+            eng.stop_after = count
+        try:
+            while state.n_events < count:
+                if not eng.advance():
+                    break
+        except StopReplay:
+            pass
+        eng.stop_after = None
+        return eng
+
     def snapshot(self) -> Snapshot:
-        raise NotImplementedError
+        eng = self._engine_at_cursor()
+        return build_snapshot(eng, self._events, self._cursor)
 
     def evaluate(self, expr: Expr) -> Number:
-        """Evaluate a condition/watch (from pooltui.lang.compile_condition) now."""
-        raise NotImplementedError
+        """Evaluate a condition/watch at the cursor (raises SpecRuntimeError)."""
+        eng = self._engine_at_cursor()
+        env = eng.env.bind(None, None, eng.s.now)
+        value: Number = self.tables.fn(expr)(env)
+        return value
 
+    # ------------------------------------------------------------------ looking
     @property
     def events(self) -> Sequence[Event]:
-        """Every event recorded so far (the cursor may be behind the end after back())."""
-        raise NotImplementedError
+        return self._events
 
     @property
     def cursor(self) -> int:
-        """Index of the last applied event; -1 at the start."""
-        raise NotImplementedError
+        return self._cursor
 
     @property
     def time(self) -> float:
-        raise NotImplementedError
+        if self._cursor >= 0:
+            return self._events[self._cursor].time
+        return 0.0
 
     @property
     def finished(self) -> bool:
-        raise NotImplementedError
+        return self._at_frontier() and (self.engine.s.finished or self.engine.s.halted is not None)
 
     @property
     def halted(self) -> str | None:
-        """Why the simulation stopped: a violation, a failed check, a deadlock, a runtime error."""
-        raise NotImplementedError
+        """Why the simulation stopped, once the cursor is at the stop."""
+        return self.engine.s.halted if self._at_frontier() else None
 
     @property
     def violation(self) -> Violation | None:
-        raise NotImplementedError
+        v: Violation | None = self.engine.s.violation if self._at_frontier() else None
+        return v
+
+    @property
+    def stats(self) -> Stats:
+        return self.engine.stats
+
+    @property
+    def state(self) -> State:
+        """The frontier's raw state (for the command line's summary and tests)."""
+        return self.engine.s
+
+    def trace_lines(self) -> list[str]:
+        return [e.to_json() for e in self._events]
+
+
+def _empty_schedule(tables: Tables) -> Schedule:
+    sched = Schedule.__new__(Schedule)
+    sched.per_class = [[] for _ in tables.sessions]
+    return sched
+
+

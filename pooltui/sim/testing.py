@@ -1,0 +1,17 @@
+"""Test-only helpers: ways to break a simulation on purpose, to see the invariants halt it."""
+
+from __future__ import annotations
+
+from pooltui.sim.simulation import Simulation
+
+
+def break_pool(sim: Simulation, pool_label: str) -> None:
+    """Corrupt a pool's accounting at the frontier: it claims one more allocated block than
+    its holds hold (and one fewer free). The next event's invariant check halts the run."""
+    for p in sim.state.pools:
+        if p.label == pool_label:
+            p.allocated += 1
+            if p.free:
+                p.owner[p.free.pop()] = 1 << 40  # a block nobody holds
+            return
+    raise KeyError(pool_label)

@@ -1,0 +1,330 @@
+"""Building immutable `Snapshot`s from engine state (read-only; nothing here mutates)."""
+
+from __future__ import annotations
+
+import math
+
+from pooltui.lang.exprs import normal
+from pooltui.sim.engine import Engine
+from pooltui.sim.events import Event
+from pooltui.sim.snapshot import (
+    BlockMap,
+    BlockOwner,
+    Counts,
+    EntryView,
+    HoldView,
+    LinkJobView,
+    PoolView,
+    QueueItemView,
+    ResidentView,
+    SessionView,
+    Snapshot,
+    StageView,
+)
+from pooltui.sim.state import (
+    S_GROW_WAIT,
+    S_QUEUED,
+    S_RESIDENT,
+    S_SENDING,
+    S_SLEEPING,
+    Hold,
+    PoolState,
+    Session,
+)
+
+Number = int | float
+
+
+def _hold_view(eng: Engine, sess: Session, h: Hold) -> HoldView:
+    p = eng.s.pools[h.pool]
+    return HoldView(
+        sess.name,
+        sess.sid,
+        p.label,
+        h.size,
+        h.nblocks,
+        h.computed,
+        h.context,
+        normal(h.reserve) if h.reserve is not None else None,
+        tuple(h.phys),
+        h.admitted_at,
+        h.admit_order,
+    )
+
+
+def _entries(eng: Engine, p: PoolState) -> tuple[EntryView, ...]:
+    order = eng.evict_order(p, None)
+    out = []
+    for rank, e in enumerate(order):
+        sess = eng.s.live.get(e.sid)
+        out.append(
+            EntryView(
+                sess.name if sess is not None else eng.sid_name(e.sid),
+                e.sid,
+                e.units,
+                e.nblocks,
+                tuple(e.phys),
+                rank,
+                tuple(normal(k) for k in eng.entry_keys(p, e)),
+                e.last,
+                sess is not None,
+                e.spilled,
+            )
+        )
+    return tuple(out)
+
+
+def _queue(eng: Engine, p: PoolState) -> tuple[QueueItemView, ...]:
+    s = eng.s
+    pd = eng.t.pools[p.decl]
+    items = []
+    for h in p.queue:
+        keys = eng.queue_keys(p, h) if pd.queue_keys is not None else ()
+        items.append((h, keys))
+    if pd.queue_keys is not None:
+        pre = [x for x in items if x[0].preempted]
+        rest = sorted((x for x in items if not x[0].preempted), key=lambda x: (x[1], x[0].enq_seq))
+        items = pre + rest
+    out = []
+    for pos, (h, keys) in enumerate(items):
+        sess = s.live[h.sid]
+        units: Number | None = None
+        need: Number | None = None
+        hit = 0
+        counter, reserve = sess.counter, h.reserve  # looking must not draw or change anything
+        try:
+            plan = eng.plan_hold(p, h, sess, None)
+            if plan is not None:
+                units, hit, need = plan[0], plan[1], plan[2]
+        except Exception:  # a header that cannot be evaluated now is shown as unknown
+            units = None
+        finally:
+            h.computed = 0
+            sess.counter, h.reserve = counter, reserve
+        out.append(
+            QueueItemView(
+                sess.name,
+                sess.sid,
+                pos,
+                units,
+                need if need else None,
+                normal(h.reserve) if h.reserve is not None else None,
+                hit,
+                tuple(normal(k) for k in keys),
+                s.now - h.enq_time,
+                h.preempted,
+                h.enq_time,
+            )
+        )
+    return tuple(out)
+
+
+def _block_map(eng: Engine, p: PoolState, entries: tuple[EntryView, ...]) -> BlockMap | None:
+    if p.nblocks is None:
+        return None
+    owners: list[BlockOwner] = []
+    slot: dict[int, int] = {0: 0}
+    for sess in eng.s.live.values():
+        for h in sess.holds:
+            if eng.s.pools[h.pool] is p and h.nblocks:
+                owners.append(BlockOwner("hold", sess.name, sess.sid))
+                slot[h.key] = len(owners)
+    for ev in entries:
+        owners.append(BlockOwner("cached", ev.session, ev.session_id, ev.rank))
+        slot[-(ev.session_id + 1)] = len(owners)
+    cells = tuple(slot.get(c, 0) for c in p.owner)
+    return BlockMap(p.nblocks, p.block, cells, tuple(owners))
+
+
+def _pool_view(eng: Engine, p: PoolState, tiers: dict[str, list[str]]) -> PoolView:
+    pd = eng.t.pools[p.decl]
+    holds = []
+    for sess in eng.s.live.values():
+        for h in sess.holds:
+            if eng.s.pools[h.pool] is p and not h.queued:
+                holds.append(_hold_view(eng, sess, h))
+    holds.sort(key=lambda hv: hv.admit_order)
+    entries = _entries(eng, p)
+    free: Number = len(p.free) * p.block if p.nblocks is not None else math.inf
+    return PoolView(
+        pd.ir.name,
+        p.member if pd.ir.family else None,
+        p.label,
+        normal(p.cap),
+        pd.ir.block,
+        p.allocated * p.block,
+        p.cached * p.block,
+        free,
+        p.nblocks,
+        _block_map(eng, p, entries),
+        tuple(holds),
+        entries,
+        _queue(eng, p),
+        pd.evict_text,
+        pd.queue_text,
+        pd.ir.preempt,
+        eng.s.stages[p.stage].label if p.stage is not None else None,
+        tuple(tiers.get(p.label, ())),
+        pd.ir.span,
+    )
+
+
+def _session_state(eng: Engine, sess: Session) -> str:
+    s = eng.s
+    if sess.state == S_QUEUED:
+        h = next((x for x in sess.holds if x.queued), None)
+        if h is not None:
+            p = s.pools[h.pool]
+            return f"queued on {p.label}" + (" (preempted)" if h.preempted else "")
+    if sess.state == S_RESIDENT and sess.run is not None:
+        st = s.stages[sess.run.stage]
+        return f"resident of {st.label} ({sess.run.kind})"
+    if sess.state == S_GROW_WAIT:
+        return sess.waiting_for or "waiting to grow"
+    if sess.state in (S_SLEEPING, S_SENDING):
+        return sess.waiting_for
+    return sess.state
+
+
+def _stage_views(eng: Engine) -> tuple[StageView, ...]:
+    s = eng.s
+    out = []
+    for st in s.stages:
+        sd = eng.t.stages[st.decl]
+        family_index = st.member if sd.ir.family else None
+        if st.kind == "link":
+
+            def job_view(j: object, running: bool) -> LinkJobView:
+                from pooltui.sim.state import Job
+
+                assert isinstance(j, Job)
+                sess = s.live.get(j.sid)
+                name = sess.name if sess is not None else eng.sid_name(j.sid)
+                progress = 0.0
+                if running and j.start is not None and j.end is not None:
+                    span = j.end - j.start
+                    progress = 1.0 if span <= 0 else min(1.0, (s.now - j.start) / span)
+                tier = s.pools[j.tier].label if j.kind == "spill" else None
+                return LinkJobView(
+                    "spill" if j.kind == "spill" else "send",
+                    name,
+                    j.sid,
+                    normal(j.work),
+                    j.start,
+                    j.end,
+                    progress,
+                    j.units if j.kind == "spill" else None,
+                    tier,
+                )
+
+            out.append(
+                StageView(
+                    sd.ir.name,
+                    family_index,
+                    st.label,
+                    "link",
+                    rate=normal(st.rate),
+                    lanes=st.lanes,
+                    jobs=tuple(job_view(j, True) for j in st.jobs),
+                    queued_jobs=tuple(job_view(j, False) for j in st.waiting_jobs),
+                    span=sd.ir.span,
+                )
+            )
+            continue
+        residents = []
+        for sid in st.residents:
+            sess = s.live[sid]
+            run = sess.run
+            assert run is not None
+            h = eng.hold_by_key(sess, run.hold)
+            phase = run.phase if run.phase in ("prefill", "decode", "recompute") else "waiting"
+            if not st.busy or sid not in st.scheduled:
+                phase = "waiting"
+            residents.append(
+                ResidentView(
+                    sess.name,
+                    sid,
+                    phase,  # type: ignore[arg-type]
+                    run.tokens if sid in st.scheduled else 0,
+                    h.computed,
+                    h.context,
+                    run.target,
+                    run.steps,
+                    s.pools[h.pool].label,
+                    h.admit_order,
+                )
+            )
+        tokens = sum(r.tokens for r in residents)
+        out.append(
+            StageView(
+                sd.ir.name,
+                family_index,
+                st.label,
+                "step",
+                iteration=st.iteration,
+                busy=st.busy,
+                iteration_start=st.iter_start if st.iteration else None,
+                iteration_end=st.iter_end if st.iteration else None,
+                budget=normal(st.budget),
+                budget_used=tokens if st.busy else 0,
+                budget_left=normal(st.budget - tokens if st.busy else st.budget),
+                seats=normal(st.seats),
+                seats_left=normal(st.seats - len(st.residents)),
+                residents=tuple(residents),
+                preempted=st.preempted and st.busy,
+                memory=tuple(s.pools[pi].label for pi in st.memory),
+                span=sd.ir.span,
+            )
+        )
+    return tuple(out)
+
+
+def build_snapshot(eng: Engine, events: list[Event], cursor: int) -> Snapshot:
+    s = eng.s
+    tiers: dict[str, list[str]] = {}
+    for pi, p in enumerate(s.pools):
+        pd = eng.t.pools[p.decl]
+        tier = pd.spill_tier[p.member]
+        if tier is not None:
+            label = s.pools[eng.pool_base[tier[0]] + tier[1]].label
+            tiers.setdefault(label, []).append(s.pools[pi].label)
+    pools = tuple(_pool_view(eng, p, tiers) for p in s.pools)
+    sessions = []
+    for sid in sorted(s.live):
+        sess = s.live[sid]
+        stmt = eng.current_stmt(sess)
+        sessions.append(
+            SessionView(
+                sess.name,
+                sid,
+                eng.t.sessions[sess.cls].ir.name,
+                sess.index,
+                sess.serial,
+                _session_state(eng, sess),
+                sess.arrived,
+                tuple((k, normal(v)) for k, v in sess.attrs.items()),
+                tuple(_hold_view(eng, sess, h) for h in sess.holds),
+                stmt.span if stmt is not None else None,
+            )
+        )
+    c = s.counters
+    rejected = sum(cc[2] for cc in s.class_counts)
+    done = sum(cc[1] for cc in s.class_counts)
+    counts = Counts(
+        c["arrived"], len(s.live), done, rejected, c["preemptions"], c["evictions"], c["spills"],
+        c["drops"],
+    )  # fmt: skip
+    last = events[cursor] if 0 <= cursor < len(events) else None
+    return Snapshot(
+        s.now,
+        cursor,
+        len(events),
+        last,
+        pools,
+        _stage_views(eng),
+        tuple(sessions),
+        counts,
+        s.finished,
+        s.halted,
+        s.violation,
+    )
