@@ -23,13 +23,22 @@ class Diagnostic:
 class SpecError(Exception):
     """One or more located errors in a spec (compile time)."""
 
-    def __init__(self, diagnostics: list[Diagnostic] | tuple[Diagnostic, ...], source: str = ""):
+    def __init__(
+        self,
+        diagnostics: list[Diagnostic] | tuple[Diagnostic, ...],
+        source: str = "",
+        sources: dict[str, str] | None = None,
+    ):
         self.diagnostics = tuple(diagnostics)
         self.source = source
+        # Other files' text by span.file (a CSV whose row is wrong), for render.
+        self.sources = dict(sources or {})
         super().__init__("\n".join(f"{d.span}: {d.severity}: {d.message}" for d in diagnostics))
 
     def render(self) -> str:
-        return "\n".join(render(d, self.source) for d in self.diagnostics)
+        return "\n".join(
+            render(d, self.sources.get(d.span.file, self.source)) for d in self.diagnostics
+        )
 
 
 class SpecRuntimeError(Exception):
@@ -62,7 +71,11 @@ def render(diag: Diagnostic, source: str) -> str:
     out = [f"{span.file}:{span.line}:{span.col}: {diag.severity}: {diag.message}"]
     text = _source_line(source, span.line)
     if text is not None:
-        shown = text.replace("\t", " ")
+        # Tabs as spaces so the caret lines up; control characters (binary garbage) as
+        # U+FFFD so they cannot drive the terminal.
+        shown = "".join(
+            " " if c == "\t" else (c if c.isprintable() else "\ufffd") for c in text
+        )
         if len(shown) > 200:  # a huge line (binary garbage): show a window around the culprit
             start = max(0, span.col - 80)
             shown = shown[start : start + 160]

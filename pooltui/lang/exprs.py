@@ -224,14 +224,15 @@ def _compile_call(expr: Call) -> Compiled:
 
 def _compile_query(expr: Query) -> Compiled:
     name, kind, target, span = expr.name, expr.target.kind, expr.target.name, expr.span
-    if expr.target.index is None:
-        return lambda env: env.query(name, kind, target, None)
-    index = compile_expr(expr.target.index)
+    index = None if expr.target.index is None else compile_expr(expr.target.index)
 
     def query(env: Any) -> Number:
-        i = index(env)
-        if not float(i).is_integer():
+        i = None if index is None else index(env)
+        if i is not None and not float(i).is_integer():
             raise SpecRuntimeError(f"member index {i} of {target} is not a whole number", span)
-        return env.query(name, kind, target, int(i))  # type: ignore[no-any-return]
+        try:
+            return env.query(name, kind, target, None if i is None else int(i))  # type: ignore[no-any-return]
+        except IndexError as exc:
+            raise SpecRuntimeError(str(exc), span) from None
 
     return query

@@ -225,6 +225,7 @@ class Engine:
         self.stats = stats or Stats(len(tables.sessions))
         self.events: list[Event] = events if events is not None else []
         self.record = record
+        self.keep = True  # append events to `events` (headless runs stream them instead)
         self.stop_after: int | None = None
         self.env = Env(self)
         self.on_event: Callable[[Event], None] | None = None
@@ -327,7 +328,8 @@ class Engine:
                 span,
                 data,
             )
-            self.events.append(ev)
+            if self.keep:
+                self.events.append(ev)
             if self.on_event is not None:
                 self.on_event(ev)
         if self.invariants:
@@ -770,7 +772,13 @@ class Engine:
         return f"session {sid}"  # pragma: no cover
 
     def add_entry(
-        self, p: PoolState, sid: int, units: int, nblocks: int, phys: list[int], attrs: dict[str, Number]
+        self,
+        p: PoolState,
+        sid: int,
+        units: int,
+        nblocks: int,
+        phys: list[int],
+        attrs: dict[str, Number],
     ) -> Entry:
         old = p.entries.pop(sid, None)
         if old is not None:  # a newer release of the same session replaces it
@@ -945,7 +953,7 @@ class Engine:
         plan = self.plan_hold(p, h, sess, None)
         h.computed = 0
         if plan is not None and plan[4] is not None:
-            self.reject(sess, h, p, plan[4])
+            self.reject(sess, h, p, plan[4], plan[0])
 
     def hold_stmt(self, h: HoldState) -> Hold:
         stmt = self.t.bodies[h.stmt[0]][h.stmt[1]]
@@ -975,9 +983,21 @@ class Engine:
         biggest = max(size, need, reserve if reserve is not None else 0)
         if biggest > p.cap:
             what = "units" if biggest == size else ("need" if biggest == need else "reserve")
-            return (size, hit, need, size, f"its {what} ({fmt(biggest)}) is above the cap ({fmt(p.cap)})")
+            return (
+                size,
+                hit,
+                need,
+                size,
+                f"its {what} ({fmt(biggest)}) is above the cap ({fmt(p.cap)})",
+            )
         if reserve is not None and size > reserve:
-            return (size, hit, need, size, f"its units ({size}) are above its reserve ({fmt(reserve)})")
+            return (
+                size,
+                hit,
+                need,
+                size,
+                f"its units ({size}) are above its reserve ({fmt(reserve)})",
+            )
         return (size, hit, need, size, None)
 
     def select(self, p: PoolState) -> HoldState:
@@ -1029,7 +1049,11 @@ class Engine:
         if sess.run is not None and self.hold_frame(sess, h) is not None:
             if self.s.stages[sess.run.stage] is not st:
                 return 0
-            kind, target, steps_left = sess.run.kind, sess.run.target, sess.run.target - sess.run.steps
+            kind, target, steps_left = (
+                sess.run.kind,
+                sess.run.target,
+                sess.run.target - sess.run.steps,
+            )
         else:
             stmt = self.hold_stmt(h)
             if not stmt.body or not isinstance(stmt.body[0], Run):
@@ -1063,7 +1087,7 @@ class Engine:
         assert plan is not None
         size, hit, need, _, never = plan
         if never is not None:
-            self.reject(sess, h, p, never)
+            self.reject(sess, h, p, never, size)
             return REJECTED
         grown = size
         if st is not None:
@@ -1161,7 +1185,9 @@ class Engine:
                 return f
         return None
 
-    def reject(self, sess: Session, h: HoldState, p: PoolState, reason: str) -> None:
+    def reject(
+        self, sess: Session, h: HoldState, p: PoolState, reason: str, units: int | None = None
+    ) -> None:
         if h.queued:
             p.queue.remove(h)
             h.queued = False
@@ -1170,7 +1196,7 @@ class Engine:
             f"rejected {sess.name} on {p.label}: {reason}, so it can never fit",
             session=sess,
             pool=p,
-            units=h.size or None,
+            units=units if units is not None else (h.size or None),
             span=self.hold_stmt(h).span,
             data=(("reason", reason),),
         )
@@ -1233,7 +1259,13 @@ class Engine:
             limit = "cap" if new_size > p.cap else "reserve"
             lim = p.cap if limit == "cap" else h.reserve
             assert lim is not None
-            self.reject(sess, h, p, f"growing to {new_size} units would pass its {limit} ({fmt(lim)})")
+            self.reject(
+                sess,
+                h,
+                p,
+                f"growing to {new_size} units would pass its {limit} ({fmt(lim)})",
+                new_size,
+            )
             return "rejected"
         need = self.nb(p, new_size) - h.nblocks
         pd = self.t.pools[p.decl]
@@ -1286,7 +1318,11 @@ class Engine:
         for sid in st.residents:
             sess = self.s.live[sid]
             for h in sess.holds:
-                if h.pool == pi and not h.queued and (best is None or h.admit_order > best.admit_order):
+                if (
+                    h.pool == pi
+                    and not h.queued
+                    and (best is None or h.admit_order > best.admit_order)
+                ):
                     best = h
         return best
 
@@ -1316,9 +1352,6 @@ class Engine:
         h.size = 0
         h.computed = 0
         h.preempted = True
-        h.queued = True
-        h.enq_time = s.now
-        p.queue.insert(0, h)
         victim.state = S_QUEUED
         victim.waiting_for = f"queued on {p.label} (preempted)"
         s.counters["preemptions"] += 1
@@ -1342,6 +1375,20 @@ class Engine:
             units=cached_units,
             blocks=tuple(kept),
             data=(("cached", cached_units), ("grower", grower.name)),
+        )
+        # It re-enters the head of the queue, ahead of policy keys (Pool reference).
+        h.queued = True
+        h.enq_time = s.now
+        h.enq_seq = s.next_enq
+        s.next_enq += 1
+        p.queue.insert(0, h)
+        self.emit(
+            "enqueue",
+            f"{victim.name} re-enters the head of {p.label}'s queue to execute its hold again",
+            session=victim,
+            pool=p,
+            span=self.hold_stmt(h).span,
+            data=(("preempted", True),),
         )
 
     def grow_stmt(self, sess: Session, stmt: Grow) -> bool:
@@ -1538,7 +1585,7 @@ class Engine:
                     admitted = self.admit_in_iteration(st)
         finally:
             st.planning = False
-        tokens = sum(s.live[sid].run.tokens for sid in st.scheduled)  # type: ignore[union-attr]
+        tokens = sum(self.planned(sid) for sid in st.scheduled)
         preempted = s.counters["preemptions"] > preempts0
         if tokens == 0 and not admitted and not preempted:
             # Nothing moved: not an event; the stage sleeps until something changes.
@@ -1597,6 +1644,10 @@ class Engine:
             ),
         )
         return True
+
+    def planned(self, sid: int) -> int:
+        run = self.s.live[sid].run
+        return run.tokens if run is not None else 0
 
     def is_prefill(self, sess: Session) -> bool:
         run = sess.run
@@ -1674,9 +1725,9 @@ class Engine:
         for sess in done:
             if sess.sid not in s.live:
                 continue
-            run = sess.run
-            assert run is not None
-            kind = run.kind
+            finished = sess.run
+            assert finished is not None
+            kind = finished.kind
             self.leave_stage(sess)
             stmt = self.current_stmt(sess)
             self.emit(
@@ -1696,12 +1747,15 @@ class Engine:
         waits = []
         for sess in sorted(s.live.values(), key=lambda x: x.sid):
             waits.append((sess.name, self.waiting_for(sess)))
-        s.halted = "deadlock: " + "; ".join(f"{n} {w}" for n, w in waits[:5]) + (
-            f" (and {len(waits) - 5} more)" if len(waits) > 5 else ""
+        s.halted = (
+            "deadlock: "
+            + "; ".join(f"{n} {w}" for n, w in waits[:5])
+            + (f" (and {len(waits) - 5} more)" if len(waits) > 5 else "")
         )
         self.emit(
             "deadlock",
-            "nothing can ever move again: " + "; ".join(f"{n} {w}" for n, w in waits[:8])
+            "nothing can ever move again: "
+            + "; ".join(f"{n} {w}" for n, w in waits[:8])
             + (f"; and {len(waits) - 8} more" if len(waits) > 8 else ""),
             others=tuple(n for n, _ in waits),
             data=(("waits", tuple(waits)),),

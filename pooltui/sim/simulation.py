@@ -12,7 +12,6 @@ from __future__ import annotations
 import bisect
 import pickle
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from pooltui.lang.errors import Diagnostic, SpecRuntimeError
 from pooltui.lang.ir import Expr, Program
@@ -125,16 +124,47 @@ class Simulation:
         """Step until simulated time would pass `until`, `events` more events, a halt or the end."""
         n = 0
         while events is None or n < events:
-            if until is not None and self._cursor + 1 >= len(self._events):
-                # Peek: the frontier's next action time.
-                if self._next_time() > until:
-                    return
-            if until is not None and self._cursor + 1 < len(self._events):
-                if self._events[self._cursor + 1].time > until:
+            if until is not None:
+                ahead = self._cursor + 1 < len(self._events)
+                # The next event's time: recorded already, or the frontier's next action.
+                t = self._events[self._cursor + 1].time if ahead else self._next_time()
+                if t > until:
                     return
             if self.step() is None:
                 return
             n += 1
+
+    def run_headless(
+        self,
+        until: float | None = None,
+        events: int | None = None,
+        on_event: Callable[[Event], None] | None = None,
+        progress: Callable[[float, int], None] | None = None,
+    ) -> None:
+        """Run at the frontier without keeping events (each goes to `on_event`) and
+        without history: the fast way to simulate a whole trace."""
+        eng = self.engine
+        eng.keep = False
+        eng.record = on_event is not None
+        eng.on_event = on_event
+        s = eng.s
+        steps = 0
+        eng.stop_after = events
+        try:
+            while True:
+                if until is not None and self._next_time() > until:
+                    return
+                if not eng.advance():
+                    return
+                steps += 1
+                if progress is not None and steps % 4096 == 0:
+                    progress(s.now, s.n_events)
+        except StopReplay:
+            return  # `events` reached, possibly in the middle of an action
+        finally:
+            self.error = s.error
+            eng.on_event = None
+            eng.stop_after = None
 
     def _next_time(self) -> float:
         s = self.engine.s
@@ -197,7 +227,12 @@ class Simulation:
         c = bisect.bisect_right(self._ckpt_at, start) - 1
         state: State = pickle.loads(self._ckpt[c])
         eng = Engine(
-            self.tables, self.schedule, state, invariants=False, stats=Stats(len(self.tables.sessions)), record=False
+            self.tables,
+            self.schedule,
+            state,
+            invariants=False,
+            stats=Stats(len(self.tables.sessions)),
+            record=False,
         )
         while state.n_events < start:
             if not eng.advance():
@@ -276,5 +311,3 @@ def _empty_schedule(tables: Tables) -> Schedule:
     sched = Schedule.__new__(Schedule)
     sched.per_class = [[] for _ in tables.sessions]
     return sched
-
-

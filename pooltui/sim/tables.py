@@ -126,9 +126,7 @@ def build_tables(program: Program) -> Tables:
         t.stage_index[st.name] = i
     for i, p in enumerate(program.pools):
         labels = [member_label(p.name, m, p.family) for m in range(p.count)]
-        t.pools.append(
-            PoolDecl(p, i, labels, None, None, None, None, [], [], [], "lru", "fifo")
-        )
+        t.pools.append(PoolDecl(p, i, labels, None, None, None, None, [], [], [], "lru", "fifo"))
         t.pool_index[p.name] = i
     for sd in t.stages:
         sd.time = t.fn(sd.ir.time) if sd.ir.time is not None else None

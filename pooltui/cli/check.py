@@ -1,0 +1,68 @@
+"""`pooltui check SPEC` and `pooltui ir SPEC`: compile, then a summary or the IR as JSON."""
+
+from __future__ import annotations
+
+import sys
+
+from pooltui.lang.errors import SpecError
+from pooltui.lang.ir import Program
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def summary(program: Program) -> str:
+    """`1 pool (4 members), 1 stage, 1 session class, 2,000 sessions`."""
+
+    def part(items: tuple[object, ...], word: str) -> str:
+        n = len(items)
+        members = sum(getattr(x, "count", 1) for x in items)
+        text = _plural(n, word)
+        return text + (f" ({members:,} members)" if members != n else "")
+
+    sessions = sum(s.count for s in program.sessions)
+    return ", ".join(
+        [
+            part(program.pools, "pool"),
+            part(program.stages, "stage"),
+            _plural(len(program.sessions), "session class"),
+            _plural(sessions, "session"),
+        ]
+    ).replace("session classs", "session classes")
+
+
+def _compile(spec: str) -> Program | None:
+    from pooltui.lang.frontend import compile_bytes, read_spec
+
+    try:
+        data = read_spec(spec)
+    except OSError as exc:
+        print(f"pooltui: cannot read '{spec}': {exc.strerror or exc}", file=sys.stderr)
+        return None
+    import os
+
+    try:
+        return compile_bytes(data, spec, os.path.dirname(os.path.abspath(spec)))
+    except SpecError as exc:
+        print(exc.render(), file=sys.stderr)
+        print(_plural(len(exc.diagnostics), "error"), file=sys.stderr)
+        return None
+
+
+def run_check(spec: str) -> int:
+    program = _compile(spec)
+    if program is None:
+        return 1
+    print(f"{spec}: ok — {summary(program)}")
+    return 0
+
+
+def run_ir(spec: str, rows: bool = False) -> int:
+    program = _compile(spec)
+    if program is None:
+        return 1
+    from pooltui.lang.irjson import dumps
+
+    print(dumps(program, rows=rows))
+    return 0

@@ -1,0 +1,264 @@
+"""The AST: what the parser read, with a span on every node.
+
+Built bottom-up by the LALR parser's callbacks (no recursion), so any input depth is safe to
+build; `depth` (1 for a leaf) lets the recursive checker refuse too-deep nesting first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pooltui.lang.ir import Span
+
+# --------------------------------------------------------------------------- expressions
+
+
+@dataclass(slots=True)
+class Number:
+    value: int | float
+    span: Span
+    depth: int = 1
+
+
+@dataclass(slots=True)
+class Name:
+    name: str
+    span: Span
+    depth: int = 1
+
+
+@dataclass(slots=True)
+class Index:
+    """`NAME[EXPR]`: a member of a pool or stage family."""
+
+    name: str
+    name_span: Span
+    index: Expr
+    span: Span
+    depth: int = 1
+
+
+@dataclass(slots=True)
+class CallE:
+    name: str
+    name_span: Span
+    args: list[Expr]
+    span: Span
+    depth: int = 1
+
+
+@dataclass(slots=True)
+class DrawE:
+    dist: str
+    dist_span: Span
+    args: list[Expr]
+    span: Span
+    depth: int = 1
+
+
+@dataclass(slots=True)
+class UnaryE:
+    op: str
+    operand: Expr
+    span: Span
+    depth: int = 1
+
+
+@dataclass(slots=True)
+class BinaryE:
+    op: str
+    left: Expr
+    right: Expr
+    span: Span
+    depth: int = 1
+
+
+@dataclass(slots=True)
+class CondE:
+    cond: Expr
+    then: Expr
+    otherwise: Expr
+    span: Span
+    depth: int = 1
+
+
+Expr = Number | Name | Index | CallE | DrawE | UnaryE | BinaryE | CondE
+
+
+def children(e: Expr) -> list[Expr]:
+    if isinstance(e, Index):
+        return [e.index]
+    if isinstance(e, CallE | DrawE):
+        return list(e.args)
+    if isinstance(e, UnaryE):
+        return [e.operand]
+    if isinstance(e, BinaryE):
+        return [e.left, e.right]
+    if isinstance(e, CondE):
+        return [e.cond, e.then, e.otherwise]
+    return []
+
+
+# --------------------------------------------------------------------------- statements
+
+
+@dataclass(slots=True)
+class RefA:
+    name: str
+    name_span: Span
+    index: Expr | None
+    span: Span
+    depth: int = 1
+
+
+@dataclass(slots=True)
+class Assign:
+    name: str
+    name_span: Span
+    value: Expr
+    span: Span
+    depth: int = 1
+
+
+@dataclass(slots=True)
+class HoldS:
+    ref: RefA
+    units: Expr
+    need: Expr | None
+    reserve: Expr | None
+    body: list[Stmt]
+    span: Span
+    depth: int = 1
+
+
+@dataclass(slots=True)
+class RunS:
+    ref: RefA
+    kind: str
+    amount: Expr
+    span: Span
+    depth: int = 1
+
+
+@dataclass(slots=True)
+class GrowS:
+    ref: RefA
+    amount: Expr
+    span: Span
+    depth: int = 1
+
+
+@dataclass(slots=True)
+class SendS:
+    ref: RefA
+    work: Expr
+    span: Span
+    depth: int = 1
+
+
+@dataclass(slots=True)
+class WaitS:
+    seconds: Expr
+    span: Span
+    depth: int = 1
+
+
+@dataclass(slots=True)
+class RepeatS:
+    count: Expr
+    body: list[Stmt]
+    span: Span
+    depth: int = 1
+
+
+@dataclass(slots=True)
+class IfS:
+    cond: Expr
+    then: list[Stmt]
+    otherwise: list[Stmt]
+    span: Span
+    depth: int = 1
+
+
+@dataclass(slots=True)
+class Arrive:
+    kind: str  # "at" | "every"
+    expr: Expr
+    span: Span
+    depth: int = 1
+
+
+Stmt = Assign | HoldS | RunS | GrowS | SendS | WaitS | RepeatS | IfS
+
+
+# --------------------------------------------------------------------------- declarations
+
+
+@dataclass(slots=True)
+class Option:
+    """One option of a pool or a stage; which fields are set depends on `key`."""
+
+    key: str  # cap block evict preempt queue admit spill budget seats time rate lanes prefill serve
+    span: Span
+    key_span: Span
+    expr: Expr | None = None  # cap block budget seats time rate lanes
+    word: str | None = None  # lru fifo none lifo chunked whole
+    keys: list[Expr] | None = None  # evict by / queue by
+    names: list[tuple[str, Span]] = field(default_factory=list)  # admit via S; spill T via L
+    work: Expr | None = None
+    when: Expr | None = None
+
+
+@dataclass(slots=True)
+class SeedD:
+    expr: Expr
+    span: Span
+
+
+@dataclass(slots=True)
+class ConstD:
+    name: str
+    name_span: Span
+    expr: Expr
+    span: Span
+
+
+@dataclass(slots=True)
+class CheckD:
+    label: str
+    expr: Expr
+    span: Span
+
+
+@dataclass(slots=True)
+class StageD:
+    name: str
+    name_span: Span
+    count: Expr | None
+    kind: str
+    options: list[Option]
+    span: Span
+
+
+@dataclass(slots=True)
+class PoolD:
+    name: str
+    name_span: Span
+    count: Expr | None
+    options: list[Option]
+    span: Span
+
+
+@dataclass(slots=True)
+class SessionD:
+    name: str
+    name_span: Span
+    count: Expr | None
+    path: str | None  # `from "FILE.csv"`
+    path_span: Span | None
+    limit: Expr | None
+    items: list[Stmt | Arrive]
+    span: Span
+
+
+Decl = SeedD | ConstD | CheckD | StageD | PoolD | SessionD

@@ -1,0 +1,1035 @@
+"""AST to IR: names, kinds, families, constants, and where each name may be read.
+
+The checker reports every independent error it finds (a failed part yields None and the
+check goes on; uses of a failed part stay silent so one mistake is reported once). It is
+recursive over expressions and statements, so it first refuses anything nested deeper than
+MAX_DEPTH; the AST records each node's depth for that.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from pooltui.lang import ast as A
+from pooltui.lang import ir
+from pooltui.lang.csvsource import CsvError, read_table
+from pooltui.lang.errors import Diagnostic, SpecRuntimeError
+from pooltui.lang.exprs import (
+    CONTEXT_VARIABLES,
+    DISTRIBUTIONS,
+    FUNCTIONS,
+    POOL_QUERIES,
+    STAGE_QUERIES,
+    compile_expr,
+)
+from pooltui.lang.ir import Span
+
+MAX_DEPTH = 200
+
+# Where each context variable means something (for the error when it is read elsewhere).
+VAR_PLACES = {
+    "now": "every expression but constants and arrivals",
+    "serial": "session statements, hold headers, queue keys and evict keys",
+    "computed": "hold headers and the statements inside a hold",
+    "context": "hold headers and the statements inside a hold",
+    "waited": "queue keys",
+    "size": "evict keys and a spill's work and predicate",
+    "age": "evict keys",
+    "last": "evict keys",
+    "waiting": "queue keys and evict keys",
+    "tokens": "a step stage's time",
+    "residents": "a step stage's time (residents(STAGE), with parentheses, is a query)",
+    "prefills": "a step stage's time",
+    "decodes": "a step stage's time",
+}
+
+Number = int | float
+
+
+def fmt(x: Number) -> str:
+    if isinstance(x, float):
+        if math.isinf(x):
+            return "inf" if x > 0 else "-inf"
+        if x.is_integer() and abs(x) < 2**53:
+            return str(int(x))
+    return str(x)
+
+
+def close(word: str, choices: Iterable[str]) -> str | None:
+    m = difflib.get_close_matches(word, sorted(set(choices)), n=1, cutoff=0.6)
+    return m[0] if m else None
+
+
+def at(span: Span) -> str:
+    return f"{span.line}:{span.col}"
+
+
+@dataclass(frozen=True, slots=True)
+class Ctx:
+    """What an expression may read where it stands."""
+
+    where: str  # "a queue key", used in messages
+    vars: frozenset[str] = frozenset()
+    attrs: bool = False  # session attributes (assigned names, CSV columns)
+    draw: str | None = None  # None: draws allowed; else why not
+    queries: bool = True
+    const: str | None = None  # set: must fold to a constant (the option's name)
+    columns: tuple[str, ...] = ()  # the CSV columns of the session
+    csv: str | None = None  # the CSV (as written) of the session, for missing columns
+    columns_only: bool = False  # arrive in a CSV session: columns but no other attributes
+
+
+@dataclass(slots=True)
+class Sym:
+    """A pool or stage as the rest of the spec sees it."""
+
+    kind: Literal["pool", "stage"]
+    name: str
+    count: int
+    family: bool
+    span: Span
+    stage_kind: str | None = None  # step | link
+    admit_via: str | None = None
+
+    def shown(self) -> str:
+        return f"{self.name}[{self.count}]" if self.family else self.name
+
+    def desc(self) -> str:
+        if self.kind == "pool":
+            return "a pool"
+        return f"a {self.stage_kind} stage"
+
+
+@dataclass(slots=True)
+class _Hold:
+    pool: str
+
+
+@dataclass(slots=True)
+class _SessionScope:
+    ctx_stmt: Ctx
+    ctx_hold: Ctx  # statements inside a hold
+    ctx_header: Ctx
+    holds: list[_Hold] = field(default_factory=list)
+
+
+class Checker:
+    def __init__(self, file: str, base_dir: str) -> None:
+        self.file = file
+        self.base_dir = base_dir
+        self.diags: list[Diagnostic] = []
+        self.sources: dict[str, str] = {}  # CSV text by shown path, to render CSV errors
+        self.const_decls: dict[str, A.ConstD] = {}
+        self.const_values: dict[str, Number] = {}
+        self.const_failed: set[str] = set()
+        self.const_stack: list[str] = []
+        self.syms: dict[str, Sym] = {}  # pools and stages (a shared namespace)
+        self.attr_names: set[str] = set()
+
+    # ------------------------------------------------------------------ diagnostics
+    def err(self, span: Span, msg: str, notes: Sequence[str] = ()) -> None:
+        self.diags.append(Diagnostic(span, msg, notes=tuple(notes)))
+
+    # ------------------------------------------------------------------ program
+    def program(self, decls: list[A.Decl], source: str, header: str) -> ir.Program | None:
+        seeds: list[A.SeedD] = []
+        stages: list[A.StageD] = []
+        pools: list[A.PoolD] = []
+        sessions: list[A.SessionD] = []
+        checks: list[A.CheckD] = []
+        for d in decls:
+            if isinstance(d, A.SeedD):
+                if seeds:
+                    self.err(d.span, f"seed is given twice (first at {at(seeds[0].span)})")
+                else:
+                    seeds.append(d)
+            elif isinstance(d, A.ConstD):
+                first = self.const_decls.get(d.name)
+                if first is not None:
+                    self.err(d.name_span, f"duplicate constant '{d.name}' (first declared at {at(first.name_span)})")
+                else:
+                    self.const_decls[d.name] = d
+            elif isinstance(d, A.StageD):
+                stages.append(d)
+            elif isinstance(d, A.PoolD):
+                pools.append(d)
+            elif isinstance(d, A.SessionD):
+                sessions.append(d)
+            else:
+                checks.append(d)
+        if not decls:
+            self.err(Span(self.file, 1, 1, 1, 2), "empty spec: declare at least one session")
+            return None
+
+        for name, cd in self.const_decls.items():
+            if name in CONTEXT_VARIABLES:
+                self.err(cd.name_span, f"'{name}' is a context variable; a constant cannot take its name")
+                self.const_failed.add(name)
+        for name in self.const_decls:
+            self.const_value(name)
+
+        seed = 0
+        if seeds:
+            v = self.fold(seeds[0].expr, "seed")
+            if v is not None:
+                if not _is_int(v) or v < 0:
+                    self.err(seeds[0].expr.span, f"seed must be a whole number ≥ 0, got {fmt(v)}")
+                else:
+                    seed = int(v)
+
+        # Pools and stages share one namespace; session classes have their own.
+        stage_syms = [self.declare_stage(s) for s in stages]
+        pool_syms = [self.declare_pool(p) for p in pools]
+        self.register(stage_syms, "stage")
+        self.register(pool_syms, "pool")
+        seen_sessions: dict[str, A.SessionD] = {}
+        for s in sessions:
+            first = seen_sessions.get(s.name)
+            if first is not None:
+                self.err(s.name_span, f"duplicate session class '{s.name}' (first declared at {at(first.name_span)})")
+            else:
+                seen_sessions[s.name] = s
+
+        tables = {id(s): self.read_source(s) for s in sessions if s.path is not None}
+        for s in sessions:
+            self.collect_attrs(s.items)
+            table = tables.get(id(s))
+            if table is not None:
+                self.attr_names.update(table.columns)
+
+        c_stages = [self.stage(d, sym) for d, sym in zip(stages, stage_syms, strict=True)]
+        c_pools = [self.pool(d, sym) for d, sym in zip(pools, pool_syms, strict=True)]
+        c_sessions = [self.session(s, tables.get(id(s))) for s in sessions]
+        c_checks = [self.check_decl(c) for c in checks]
+        if self.diags:
+            return None
+        return ir.Program(
+            file=self.file,
+            source=source,
+            seed=seed,
+            stages=tuple(x for x in c_stages if x is not None),
+            pools=tuple(x for x in c_pools if x is not None),
+            sessions=tuple(x for x in c_sessions if x is not None),
+            checks=tuple(x for x in c_checks if x is not None),
+            consts=tuple((n, self.const_values[n]) for n in self.const_decls if n in self.const_values),
+            header_comment=header,
+        )
+
+    def register(self, syms: list[Sym], kind: str) -> None:
+        for sym in syms:
+            first = self.syms.get(sym.name)
+            if first is None:
+                self.syms[sym.name] = sym
+            elif first.kind == sym.kind:
+                self.err(sym.span, f"duplicate {kind} '{sym.name}' (first declared at {at(first.span)})")
+            else:
+                self.err(
+                    sym.span,
+                    f"pool and stage share the name '{sym.name}' (the {first.kind} at "
+                    f"{at(first.span)}, the {sym.kind} at {at(sym.span)}); give one another name",
+                )
+
+    # ------------------------------------------------------------------ constants
+    def const_value(self, name: str) -> Number | None:
+        if name in self.const_values:
+            return self.const_values[name]
+        if name in self.const_failed:
+            return None
+        decl = self.const_decls[name]
+        if name in self.const_stack:
+            cycle = [*self.const_stack[self.const_stack.index(name) :], name]
+            self.err(decl.name_span, f"constant '{name}' depends on itself: {' → '.join(cycle)}")
+            self.const_failed.update(cycle)
+            return None
+        self.const_stack.append(name)
+        try:
+            value = self.fold(decl.expr, f"constant '{name}'", is_const_decl=True)
+        finally:
+            self.const_stack.pop()
+        if value is None:
+            self.const_failed.add(name)
+            return None
+        if name not in self.const_failed:
+            self.const_values[name] = value
+            return value
+        return None
+
+    def fold(self, e: A.Expr, what: str, is_const_decl: bool = False) -> Number | None:
+        """The value of a constant expression (numbers, constants, arithmetic, functions)."""
+        where = what if is_const_decl else what
+        cx = Ctx(where=where, queries=False, draw="it is folded at compile time", const=what)
+        x = self.expr(e, cx)
+        if x is None:
+            return None
+        return self.evaluate(x, e.span)
+
+    def evaluate(self, x: ir.Expr, span: Span) -> Number | None:
+        try:
+            v = compile_expr(x)(None)
+        except SpecRuntimeError as exc:
+            self.err(exc.span, exc.message)
+            return None
+        except (OverflowError, ValueError, TypeError, ZeroDivisionError) as exc:
+            self.err(span, f"cannot evaluate this constant: {exc}")
+            return None
+        if isinstance(v, float) and math.isnan(v):
+            self.err(span, "this constant is not a number (NaN)")
+            return None
+        return v
+
+    def positive(self, e: A.Expr, what: str, *, whole: bool, allow_inf: bool) -> Number | None:
+        v = self.fold(e, what)
+        if v is None:
+            return None
+        if math.isinf(v) and v > 0:
+            if allow_inf:
+                return v
+            self.err(e.span, f"{what} must be a positive whole number, got inf")
+            return None
+        if v <= 0 or (whole and not _is_int(v)):
+            kind = "a positive whole number" if whole else "positive"
+            self.err(e.span, f"{what} must be {kind}, got {fmt(v)}")
+            return None
+        return int(v) if whole else v
+
+    # ------------------------------------------------------------------ declarations
+    def count_of(self, e: A.Expr | None, what: str) -> int:
+        if e is None:
+            return 1
+        v = self.positive(e, f"the count of {what}", whole=True, allow_inf=False)
+        return int(v) if v is not None else 1
+
+    def declare_stage(self, d: A.StageD) -> Sym:
+        n = self.count_of(d.count, f"stage '{d.name}'")
+        return Sym("stage", d.name, n, d.count is not None, d.name_span, stage_kind=d.kind)
+
+    def declare_pool(self, d: A.PoolD) -> Sym:
+        n = self.count_of(d.count, f"pool '{d.name}'")
+        admit = next((o.names[0][0] for o in d.options if o.key == "admit"), None)
+        return Sym("pool", d.name, n, d.count is not None, d.name_span, admit_via=admit)
+
+    def options(self, opts: list[A.Option]) -> dict[str, A.Option]:
+        seen: dict[str, A.Option] = {}
+        for o in opts:
+            first = seen.get(o.key)
+            if first is not None:
+                self.err(o.key_span, f"duplicate option '{o.key}' (first given at {at(first.key_span)})")
+            else:
+                seen[o.key] = o
+        return seen
+
+    def stage(self, d: A.StageD, sym: Sym) -> ir.CStage | None:
+        opts = self.options(d.options)
+        step_opts = ("budget", "seats", "time", "prefill", "serve")
+        link_opts = ("rate", "lanes")
+        mine, other = (step_opts, link_opts) if d.kind == "step" else (link_opts, step_opts)
+        ok = True
+        for key, o in opts.items():
+            if key in other:
+                ok = False
+                self.err(
+                    o.key_span,
+                    f"'{key}' is an option of {'link' if d.kind == 'step' else 'step'} stages; "
+                    f"'{d.name}' is a {d.kind} stage (its options: {', '.join(mine)})",
+                )
+        kw: dict[str, object] = {}
+        if "budget" in opts and opts["budget"].expr is not None:
+            v = self.positive(opts["budget"].expr, "budget", whole=False, allow_inf=True)
+            ok &= v is not None
+            kw["budget"] = float(v) if v is not None and math.isinf(v) else v
+        if "seats" in opts and opts["seats"].expr is not None:
+            v = self.positive(opts["seats"].expr, "seats", whole=False, allow_inf=True)
+            ok &= v is not None
+            kw["seats"] = v
+        if "rate" in opts and opts["rate"].expr is not None:
+            v = self.positive(opts["rate"].expr, "rate", whole=False, allow_inf=True)
+            ok &= v is not None
+            kw["rate"] = v
+        if "lanes" in opts and opts["lanes"].expr is not None:
+            v = self.positive(opts["lanes"].expr, "lanes", whole=True, allow_inf=False)
+            ok &= v is not None
+            kw["lanes"] = v
+        if "time" in opts and opts["time"].expr is not None and d.kind == "step":
+            cx = Ctx(
+                where="a stage's time",
+                vars=frozenset({"now", "tokens", "residents", "prefills", "decodes"}),
+                draw="a stage's time is evaluated every iteration and must be reproducible",
+            )
+            t = self.top_expr(opts["time"].expr, cx)
+            ok &= t is not None
+            kw["time"] = t
+        if "prefill" in opts:
+            kw["prefill"] = opts["prefill"].word
+        if "serve" in opts:
+            kw["exclusive_prefill"] = True
+        if not ok:
+            return None
+        return ir.CStage(
+            name=d.name,
+            kind="step" if d.kind == "step" else "link",
+            count=sym.count,
+            family=sym.family,
+            span=d.name_span,
+            **{k: v for k, v in kw.items() if v is not None},  # type: ignore[arg-type]
+        )
+
+    def join(self, pool: Sym, other: Sym, clause: str, span: Span) -> bool:
+        if other.count == pool.count or other.count == 1:
+            return True
+        self.err(
+            span,
+            f"{clause}: pool '{pool.shown()}' (declared at {at(pool.span)}) and {other.kind} "
+            f"'{other.shown()}' (declared at {at(other.span)}) do not join: families join "
+            "member for member (equal counts), or share a family of one",
+        )
+        return False
+
+    def lookup(self, name: str, span: Span, want: str, clause: str) -> Sym | None:
+        """A pool or stage by name; `want` is pool | stage | step | link."""
+        sym = self.syms.get(name)
+        if sym is None:
+            if want == "pool":
+                pool_names = [s.name for s in self.syms.values() if s.kind == "pool"]
+                near = close(name, pool_names)
+            else:
+                near = close(name, [s.name for s in self.syms.values() if s.kind == "stage"])
+            hint = f"; did you mean '{near}'?" if near else ""
+            noun = {"pool": "pool", "stage": "stage", "step": "step stage", "link": "link stage"}[want]
+            self.err(span, f"unknown {noun} '{name}'{hint}")
+            return None
+        need = {"pool": "a pool", "stage": "a stage", "step": "a step stage", "link": "a link stage"}[want]
+        good = (
+            (want == "pool" and sym.kind == "pool")
+            or (want == "stage" and sym.kind == "stage")
+            or (want in ("step", "link") and sym.kind == "stage" and sym.stage_kind == want)
+        )
+        if not good:
+            self.err(span, f"{clause} needs {need}; '{name}' is {sym.desc()} (declared at {at(sym.span)})")
+            return None
+        return sym
+
+    def pool(self, d: A.PoolD, sym: Sym) -> ir.CPool | None:
+        opts = self.options(d.options)
+        ok = True
+        kw: dict[str, object] = {}
+        cap: Number | None = None
+        block: int | None = None
+        if "cap" in opts and opts["cap"].expr is not None:
+            cap = self.positive(opts["cap"].expr, "cap", whole=False, allow_inf=True)
+            if cap is not None and not math.isinf(cap) and not _is_int(cap):
+                self.err(opts["cap"].expr.span, f"cap must be a whole number of units, got {fmt(cap)}")
+                cap = None
+            ok &= cap is not None
+            if cap is not None:
+                kw["cap"] = cap if math.isinf(cap) else int(cap)
+        if "block" in opts and opts["block"].expr is not None:
+            b = self.positive(opts["block"].expr, "block", whole=True, allow_inf=False)
+            ok &= b is not None
+            if b is not None:
+                block = int(b)
+                kw["block"] = block
+        if cap is not None and block is not None and not math.isinf(cap) and int(cap) % block:
+            c = int(cap)
+            lo = c // block * block
+            hi = lo + block
+            use = f"use {lo} or {hi}" if lo > 0 else f"use {hi}"
+            self.err(
+                opts["cap"].span,
+                f"cap {c} is not a multiple of block {block} (the pool would have "
+                f"{fmt(c / block)} blocks); {use}",
+            )
+            ok = False
+        if "evict" in opts:
+            o = opts["evict"]
+            if o.keys is not None:
+                cx = Ctx(
+                    where="an evict key",
+                    vars=frozenset({"now", "serial", "size", "age", "last", "waiting"}),
+                    attrs=True,
+                    draw="evict keys are evaluated for cache entries whose session may have ended",
+                )
+                keys = [self.top_expr(k, cx) for k in o.keys]
+                ok &= all(k is not None for k in keys)
+                kw["evict"] = ir.EvictBy(tuple(k for k in keys if k is not None), o.span)
+            else:
+                kw["evict"] = ir.EvictLru(o.span)
+        if "queue" in opts:
+            o = opts["queue"]
+            if o.keys is not None:
+                cx = Ctx(
+                    where="a queue key",
+                    vars=frozenset({"now", "serial", "waited", "waiting"}),
+                    attrs=True,
+                    draw="queue keys are evaluated again before every admission attempt",
+                )
+                keys = [self.top_expr(k, cx) for k in o.keys]
+                ok &= all(k is not None for k in keys)
+                kw["queue"] = ir.QueueBy(tuple(k for k in keys if k is not None), o.span)
+            else:
+                kw["queue"] = ir.QueueFifo(o.span)
+        if "admit" in opts:
+            name, span = opts["admit"].names[0]
+            st = self.lookup(name, span, "step", "admit via")
+            if st is None or not self.join(sym, st, f"admit via {name}", span):
+                ok = False
+            else:
+                kw["admit_via"] = name
+        if "preempt" in opts:
+            o = opts["preempt"]
+            kw["preempt"] = o.word
+            if o.word == "lifo" and "admit" not in opts:
+                self.err(
+                    o.span,
+                    "preempt lifo needs admit via: it names the stage whose residents can be preempted",
+                )
+                ok = False
+        if "spill" in opts:
+            o = opts["spill"]
+            (tier, tier_span), (link, link_span) = o.names
+            good = True
+            tier_sym = self.lookup(tier, tier_span, "pool", "spill")
+            if tier_sym is not None and tier == d.name:
+                self.err(tier_span, f"pool '{d.name}' cannot spill to itself; name another pool")
+                good = False
+            elif tier_sym is None or not self.join(sym, tier_sym, f"spill {tier}", tier_span):
+                good = False
+            link_sym = self.lookup(link, link_span, "link", "spill … via")
+            if link_sym is None or not self.join(sym, link_sym, f"spill via {link}", link_span):
+                good = False
+            spill_vars = frozenset({"now", "size"})
+            draw = "a spill is evaluated for cache entries whose session may have ended"
+            work = when = None
+            if o.work is not None and o.when is not None:
+                work = self.top_expr(o.work, Ctx("a spill's work", spill_vars, True, draw))
+                when = self.top_expr(o.when, Ctx("a spill's predicate", spill_vars, True, draw))
+            if good and work is not None and when is not None:
+                kw["spill"] = ir.CSpill(tier, link, work, when, o.span)
+            else:
+                ok = False
+        if not ok:
+            return None
+        return ir.CPool(name=d.name, count=sym.count, family=sym.family, span=d.name_span, **kw)  # type: ignore[arg-type]
+
+    # ------------------------------------------------------------------ sessions
+    def read_source(self, s: A.SessionD) -> _Table | None:
+        assert s.path is not None and s.path_span is not None
+        limit: int | None = None
+        if s.limit is not None:
+            v = self.positive(s.limit, "limit", whole=True, allow_inf=False)
+            if v is None:
+                return None
+            limit = int(v)
+        full = s.path if os.path.isabs(s.path) else os.path.join(self.base_dir, s.path)
+        try:
+            table = read_table(full, s.path, limit, s.path_span)
+        except CsvError as exc:
+            d = exc.diagnostic
+            if exc.text is not None:
+                self.sources[d.span.file] = exc.text
+            self.diags.append(d)
+            return None
+        return _Table(os.path.abspath(full), s.path, limit, table.columns, table.rows, s.path_span)
+
+    def collect_attrs(self, items: Sequence[A.Stmt | A.Arrive]) -> None:
+        stack: list[A.Stmt | A.Arrive] = list(items)
+        while stack:  # explicit stack: the depth limit is enforced later
+            st = stack.pop()
+            if isinstance(st, A.Assign):
+                self.attr_names.add(st.name)
+            elif isinstance(st, A.HoldS | A.RepeatS):
+                stack.extend(st.body)
+            elif isinstance(st, A.IfS):
+                stack.extend(st.then)
+                stack.extend(st.otherwise)
+
+    def session(self, s: A.SessionD, table: _Table | None) -> ir.CSession | None:
+        if s.path is not None and table is None:
+            return None  # the CSV's error is reported already
+        columns = table.columns if table else ()
+        csv = s.path
+        base = dict(attrs=True, columns=columns, csv=csv)
+        stmt_cx = Ctx("a session statement", frozenset({"now", "serial"}), **base)  # type: ignore[arg-type]
+        hold_vars = frozenset({"now", "serial", "computed", "context"})
+        hold_cx = Ctx("a statement inside a hold", hold_vars, **base)  # type: ignore[arg-type]
+        header_cx = Ctx("a hold header", hold_vars, **base)  # type: ignore[arg-type]
+        scope = _SessionScope(stmt_cx, hold_cx, header_cx)
+        count = len(table.rows) if table else self.count_of(s.count, f"session class '{s.name}'")
+        arrive: ir.ArriveAt | ir.ArriveEvery | None = None
+        first_arrive: A.Arrive | None = None
+        body: list[ir.Stmt] = []
+        ok = True
+        for item in s.items:
+            if not self.depth_ok(item):
+                ok = False
+                continue
+            if isinstance(item, A.Arrive):
+                if first_arrive is not None:
+                    self.err(item.span, f"arrive is given twice (first at {at(first_arrive.span)})")
+                    ok = False
+                    continue
+                first_arrive = item
+                cx = Ctx(
+                    "an arrival",
+                    frozenset(),
+                    attrs=False,
+                    queries=False,
+                    columns=columns,
+                    csv=csv,
+                    columns_only=True,
+                )
+                x = self.expr(item.expr, cx)
+                if x is None:
+                    ok = False
+                elif item.kind == "at":
+                    arrive = ir.ArriveAt(x, item.span)
+                else:
+                    arrive = ir.ArriveEvery(x, item.span)
+                continue
+            st = self.stmt(item, scope)
+            if st is None:
+                ok = False
+            else:
+                body.append(st)
+        if not ok:
+            return None
+        source = None
+        if table is not None:
+            source = ir.CSource(
+                table.path, table.written, table.limit, table.columns, table.rows, table.span
+            )
+        return ir.CSession(
+            name=s.name,
+            count=count,
+            source=source,
+            arrive=arrive if arrive is not None else ir.ArriveAt(ir.Num(0, s.name_span), s.name_span),
+            body=tuple(body),
+            family=s.count is not None,
+            span=s.name_span,
+        )
+
+    def block(self, stmts: list[A.Stmt], scope: _SessionScope) -> tuple[ir.Stmt, ...] | None:
+        out = [self.stmt(st, scope) for st in stmts]
+        if any(x is None for x in out):
+            return None
+        return tuple(x for x in out if x is not None)
+
+    def stmt(self, st: A.Stmt | A.Arrive, scope: _SessionScope) -> ir.Stmt | None:
+        cx = scope.ctx_hold if scope.holds else scope.ctx_stmt
+        if isinstance(st, A.Assign):
+            if st.name in self.const_decls:
+                self.err(st.name_span, f"'{st.name}' is a constant; it cannot be assigned")
+                self.expr(st.value, cx)
+                return None
+            if st.name in CONTEXT_VARIABLES:
+                self.err(st.name_span, f"'{st.name}' is a context variable; it cannot be assigned")
+                self.expr(st.value, cx)
+                return None
+            v = self.expr(st.value, cx)
+            return None if v is None else ir.SetAttr(st.name, v, st.span)
+        if isinstance(st, A.HoldS):
+            ref = self.ref(st.ref, "pool", "hold", cx)
+            units = self.expr(st.units, scope.ctx_header)
+            need = self.expr(st.need, scope.ctx_header) if st.need is not None else None
+            reserve = self.expr(st.reserve, scope.ctx_header) if st.reserve is not None else None
+            scope.holds.append(_Hold(st.ref.name))
+            try:
+                body = self.block(st.body, scope)
+            finally:
+                scope.holds.pop()
+            if ref is None or units is None or body is None:
+                return None
+            if (st.need is not None and need is None) or (st.reserve is not None and reserve is None):
+                return None
+            return ir.Hold(ref, units, need, reserve, body, st.span)
+        if isinstance(st, A.RunS):
+            shared_ok = any(
+                self.syms.get(h.pool) is not None and self.syms[h.pool].admit_via == st.ref.name
+                for h in scope.holds
+            )
+            ref = self.ref(st.ref, "step", "run", cx, bare_family_ok=shared_ok)
+            amount = self.expr(st.amount, cx)
+            if not scope.holds:
+                self.err(st.span, "run must be inside a hold: a run computes its hold's context")
+                return None
+            if ref is None or amount is None:
+                return None
+            return ir.Run(ref, "prefill" if st.kind == "prefill" else "decode", amount, st.span)
+        if isinstance(st, A.GrowS):
+            amount = self.expr(st.amount, cx)
+            sym = self.lookup(st.ref.name, st.ref.name_span, "pool", "grow")
+            if sym is None:
+                return None
+            if st.ref.index is not None:
+                self.err(
+                    st.ref.span,
+                    f"grow takes a pool without an index: it grows the innermost hold on '{sym.name}'",
+                )
+                return None
+            if not any(h.pool == sym.name for h in scope.holds):
+                self.err(st.span, f"grow {sym.name} must be inside a hold on '{sym.name}'")
+                return None
+            return None if amount is None else ir.Grow(sym.name, amount, st.span)
+        if isinstance(st, A.SendS):
+            ref = self.ref(st.ref, "link", "send", cx)
+            work = self.expr(st.work, cx)
+            return None if ref is None or work is None else ir.Send(ref, work, st.span)
+        if isinstance(st, A.WaitS):
+            secs = self.expr(st.seconds, cx)
+            return None if secs is None else ir.Wait(secs, st.span)
+        if isinstance(st, A.RepeatS):
+            n = self.expr(st.count, cx)
+            body = self.block(st.body, scope)
+            return None if n is None or body is None else ir.Repeat(n, body, st.span)
+        if isinstance(st, A.IfS):
+            c = self.expr(st.cond, cx)
+            then = self.block(st.then, scope)
+            other = self.block(st.otherwise, scope)
+            if c is None or then is None or other is None:
+                return None
+            return ir.If(c, then, other, st.span)
+        self.err(st.span, "arrive belongs at the top of a session's body")  # pragma: no cover
+        return None
+
+    def ref(
+        self, r: A.RefA, want: str, clause: str, cx: Ctx, bare_family_ok: bool = False
+    ) -> ir.Ref | None:
+        sym = self.lookup(r.name, r.name_span, want, clause)
+        index: ir.Expr | None = None
+        if r.index is not None:
+            index = self.expr(r.index, cx)
+            if index is None:
+                return None
+        if sym is None:
+            return None
+        if not self.index_ok(sym, r.index, index, r.span, clause, bare_family_ok):
+            return None
+        return ir.Ref(sym.kind, sym.name, index, r.span)
+
+    def index_ok(
+        self,
+        sym: Sym,
+        index_ast: A.Expr | None,
+        index: ir.Expr | None,
+        span: Span,
+        clause: str,
+        bare_family_ok: bool = False,
+    ) -> bool:
+        if index_ast is None:
+            if sym.family and sym.count > 1 and not bare_family_ok:
+                self.err(
+                    span,
+                    f"'{sym.name}' is a family of {sym.count}: {clause} must name a member, "
+                    f"e.g. {sym.name}[0]",
+                )
+                return False
+            return True
+        if not sym.family:
+            self.err(
+                span,
+                f"'{sym.name}' is not a family (it is declared without [N]): it takes no index",
+            )
+            return False
+        if isinstance(index, ir.Num):
+            i = index.value
+            if not _is_int(i) or not 0 <= i < sym.count:
+                self.err(
+                    index_ast.span,
+                    f"index {fmt(i)} is out of range: '{sym.name}' has members 0 to {sym.count - 1}",
+                )
+                return False
+        return True
+
+    def check_decl(self, c: A.CheckD) -> ir.CCheck | None:
+        cx = Ctx("a check", frozenset({"now"}), draw="checks are tested after every settle")
+        x = self.top_expr(c.expr, cx)
+        return None if x is None else ir.CCheck(c.label, x, c.span)
+
+    # ------------------------------------------------------------------ expressions
+    def depth_ok(self, node: A.Expr | A.Stmt | A.Arrive) -> bool:
+        if node.depth <= MAX_DEPTH:
+            return True
+        cur: object = node
+        for _ in range(MAX_DEPTH):  # walk down the deepest path to where the limit is crossed
+            kids = _node_children(cur)
+            if not kids:
+                break
+            cur = max(kids, key=lambda k: getattr(k, "depth", 0))
+        span = getattr(cur, "span", node.span)
+        self.err(span, f"nesting deeper than {MAX_DEPTH} levels")
+        return False
+
+    def top_expr(self, e: A.Expr, cx: Ctx) -> ir.Expr | None:
+        return self.expr(e, cx)
+
+    def expr(self, e: A.Expr, cx: Ctx) -> ir.Expr | None:
+        if e.depth > MAX_DEPTH and not self.depth_ok(e):
+            return None
+        return self._expr(e, cx)
+
+    def _expr(self, e: A.Expr, cx: Ctx) -> ir.Expr | None:
+        if isinstance(e, A.Number):
+            return ir.Num(e.value, e.span)
+        if isinstance(e, A.Name):
+            return self.name(e.name, e.span, cx)
+        if isinstance(e, A.UnaryE):
+            x = self._expr(e.operand, cx)
+            return None if x is None else ir.Unary(e.op, x, e.span)  # type: ignore[arg-type]
+        if isinstance(e, A.BinaryE):
+            left = self._expr(e.left, cx)
+            right = self._expr(e.right, cx)
+            if left is None or right is None:
+                return None
+            return ir.Binary(e.op, left, right, e.span)  # type: ignore[arg-type]
+        if isinstance(e, A.CondE):
+            c, a, b = self._expr(e.cond, cx), self._expr(e.then, cx), self._expr(e.otherwise, cx)
+            if c is None or a is None or b is None:
+                return None
+            return ir.Cond(c, a, b, e.span)
+        if isinstance(e, A.CallE):
+            return self.call(e, cx)
+        if isinstance(e, A.DrawE):
+            return self.draw(e, cx)
+        # A.Index outside a query
+        assert isinstance(e, A.Index)
+        sym = self.syms.get(e.name)
+        if sym is None:
+            self.name(e.name, e.name_span, cx)
+            return None
+        self.err(
+            e.span,
+            f"'{e.name}[…]' is a member of {sym.desc()}; read it through a query, "
+            f"e.g. {'free' if sym.kind == 'pool' else 'residents'}({e.name}[…])",
+        )
+        return None
+
+    def readable(self, cx: Ctx) -> list[str]:
+        parts: list[str] = []
+        if cx.vars:
+            parts.append("context variables " + ", ".join(v for v in CONTEXT_VARIABLES if v in cx.vars))
+        if cx.attrs:
+            names = sorted(self.attr_names)
+            if names:
+                shown = ", ".join(names[:12]) + (", …" if len(names) > 12 else "")
+                parts.append("session attributes " + shown)
+        elif cx.columns_only and cx.columns:
+            parts.append("columns " + ", ".join(cx.columns))
+        if self.const_decls:
+            names = sorted(self.const_decls)
+            parts.append("constants " + ", ".join(names[:12]) + (", …" if len(names) > 12 else ""))
+        if not parts:
+            return ["no names can be read here"]
+        return ["here one can read: " + "; ".join(parts)]
+
+    def name(self, name: str, span: Span, cx: Ctx) -> ir.Expr | None:
+        if name in self.const_decls:
+            if self.const_stack or cx.const is not None:
+                value = self.const_value(name)
+            else:
+                value = self.const_values.get(name)
+            return None if value is None else ir.Num(value, span)
+        if cx.const is not None:
+            if name in CONTEXT_VARIABLES or name in self.attr_names or name in self.syms:
+                self.err(span, f"{cx.const} must be a constant: '{name}' is not one")
+            else:
+                near = close(name, self.const_decls)
+                hint = f"; did you mean '{near}'?" if near else ""
+                self.err(span, f"{cx.const} must be a constant: unknown name '{name}'{hint}")
+            return None
+        if name in CONTEXT_VARIABLES:
+            if name in cx.vars:
+                return ir.Var(name, span)
+            self.err(
+                span,
+                f"'{name}' cannot be read in {cx.where}; it is meaningful in {VAR_PLACES[name]}",
+                self.readable(cx),
+            )
+            return None
+        if cx.columns_only:
+            if name in cx.columns:
+                return ir.Attr(name, span)
+            if name in self.attr_names:
+                self.err(
+                    span,
+                    f"an arrival cannot read the attribute '{name}': it may read draws, constants "
+                    "and the columns of its CSV",
+                )
+                return None
+        elif cx.attrs and name in self.attr_names:
+            return ir.Attr(name, span)
+        if name in self.attr_names and not cx.attrs:
+            self.err(span, f"'{name}' is a session attribute; {cx.where} cannot read session attributes")
+            return None
+        sym = self.syms.get(name)
+        if sym is not None:
+            q = "free" if sym.kind == "pool" else "residents"
+            self.err(span, f"'{name}' is {sym.desc()}; read it through a query, e.g. {q}({name})")
+            return None
+        candidates = list(cx.vars) + list(self.const_decls)
+        if cx.attrs:
+            candidates += list(self.attr_names)
+        if cx.columns_only:
+            candidates += list(cx.columns)
+        near = close(name, candidates)
+        hint = f"; did you mean '{near}'?" if near else ""
+        if cx.csv is not None and (cx.attrs or cx.columns_only):
+            self.err(
+                span,
+                f"unknown name '{name}': it is not a column of '{cx.csv}' (its columns are "
+                f"{', '.join(cx.columns)}) nor an attribute{hint}",
+            )
+            return None
+        self.err(span, f"unknown name '{name}'{hint}", self.readable(cx))
+        return None
+
+    def call(self, e: A.CallE, cx: Ctx) -> ir.Expr | None:
+        fn = e.name
+        if fn in ("argmin", "argmax"):
+            return self.argquery(e, cx)
+        if fn in POOL_QUERIES or fn in STAGE_QUERIES:
+            if not cx.queries or cx.const is not None:
+                what = cx.const + " must be a constant" if cx.const else f"{cx.where} cannot query"
+                self.err(e.name_span, f"{what}: '{fn}(…)' is a query")
+                return None
+            if len(e.args) != 1:
+                self.err(e.span, f"{fn} takes 1 argument (a {'pool' if fn in POOL_QUERIES else 'stage'}), got {len(e.args)}")
+                return None
+            want = "pool" if fn in POOL_QUERIES else "stage"
+            arg = e.args[0]
+            if isinstance(arg, A.Name):
+                r = A.RefA(arg.name, arg.span, None, arg.span)
+            elif isinstance(arg, A.Index):
+                r = A.RefA(arg.name, arg.name_span, arg.index, arg.span)
+            else:
+                self.err(arg.span, f"{fn} takes a {want} name, e.g. {fn}({'kv' if want == 'pool' else 'gpu'})")
+                return None
+            ref = self.ref(r, want, f"{fn}(…)", cx)
+            return None if ref is None else ir.Query(fn, ref, e.span)
+        if fn in FUNCTIONS:
+            lo, hi = FUNCTIONS[fn]
+            n = len(e.args)
+            if n < lo or (hi is not None and n > hi):
+                self.err(e.span, f"{fn} takes {_arity(lo, hi)}, got {n}")
+                for a in e.args:
+                    self._expr(a, cx)
+                return None
+            args = [self._expr(a, cx) for a in e.args]
+            if any(a is None for a in args):
+                return None
+            return ir.Call(fn, tuple(a for a in args if a is not None), e.span)
+        if fn in DISTRIBUTIONS:
+            self.err(e.name_span, f"'{fn}' is a distribution: write draw {fn}(…)")
+            return None
+        near = close(fn, [*FUNCTIONS, *POOL_QUERIES, *STAGE_QUERIES, "argmin", "argmax"])
+        hint = f"; did you mean '{near}'?" if near else ""
+        self.err(e.name_span, f"unknown function '{fn}'{hint}")
+        return None
+
+    def argquery(self, e: A.CallE, cx: Ctx) -> ir.Expr | None:
+        fn = e.name
+        if not cx.queries or cx.const is not None:
+            what = cx.const + " must be a constant" if cx.const else f"{cx.where} cannot query"
+            self.err(e.name_span, f"{what}: '{fn}(…)' is a query")
+            return None
+        if len(e.args) != 2 or not all(isinstance(a, A.Name) for a in e.args):
+            self.err(e.span, f"{fn} takes a family and a query name, e.g. {fn}(kv, queued)")
+            return None
+        fam, q = e.args
+        assert isinstance(fam, A.Name) and isinstance(q, A.Name)
+        sym = self.syms.get(fam.name)
+        if sym is None:
+            near = close(fam.name, self.syms)
+            hint = f"; did you mean '{near}'?" if near else ""
+            self.err(fam.span, f"unknown pool or stage '{fam.name}'{hint}")
+            return None
+        if not sym.family:
+            self.err(fam.span, f"{fn} needs a family; '{fam.name}' is declared without [N]")
+            return None
+        queries = POOL_QUERIES if sym.kind == "pool" else STAGE_QUERIES
+        if q.name not in queries:
+            near = close(q.name, queries)
+            hint = f" (did you mean '{near}'?)" if near else ""
+            self.err(
+                q.span,
+                f"'{q.name}' is not a {sym.kind} query{hint}; {sym.kind} queries are "
+                f"{', '.join(queries)}",
+            )
+            return None
+        return ir.ArgQuery(fn, ir.Ref(sym.kind, sym.name, None, fam.span), q.name, e.span)  # type: ignore[arg-type]
+
+    def draw(self, e: A.DrawE, cx: Ctx) -> ir.Expr | None:
+        if cx.draw is not None:
+            if cx.const is not None:
+                self.err(e.span, f"{cx.const} must be a constant: it cannot draw")
+            else:
+                self.err(e.span, f"a draw is not allowed in {cx.where}: {cx.draw}")
+            return None
+        if e.dist not in DISTRIBUTIONS:
+            near = close(e.dist, DISTRIBUTIONS)
+            if near:
+                self.err(e.dist_span, f"unknown distribution '{e.dist}'; did you mean '{near}'?")
+            else:
+                self.err(
+                    e.dist_span,
+                    f"unknown distribution '{e.dist}'; the distributions are {', '.join(DISTRIBUTIONS)}",
+                )
+            return None
+        lo, hi = DISTRIBUTIONS[e.dist]
+        n = len(e.args)
+        if n < lo or (hi is not None and n > hi):
+            self.err(e.span, f"draw {e.dist} takes {_arity(lo, hi)}, got {n}")
+            return None
+        args = [self._expr(a, cx) for a in e.args]
+        if any(a is None for a in args):
+            return None
+        return ir.Draw(e.dist, tuple(a for a in args if a is not None), e.span)
+
+
+@dataclass(frozen=True, slots=True)
+class _Table:
+    path: str
+    written: str
+    limit: int | None
+    columns: tuple[str, ...]
+    rows: tuple[tuple[float, ...], ...]
+    span: Span
+
+
+def _arity(lo: int, hi: int | None) -> str:
+    if hi == lo:
+        return f"{lo} argument{'s' if lo != 1 else ''}"
+    if hi is None:
+        return f"at least {lo} argument{'s' if lo != 1 else ''}"
+    return f"{lo} to {hi} arguments"
+
+
+def _is_int(v: Number) -> bool:
+    return isinstance(v, int) or (isinstance(v, float) and v.is_integer())
+
+
+def _node_children(node: object) -> list[object]:
+    if isinstance(node, A.Assign):
+        return [node.value]
+    if isinstance(node, A.HoldS):
+        return [x for x in (node.ref, node.units, node.need, node.reserve) if x is not None] + list(node.body)
+    if isinstance(node, A.RunS):
+        return [node.ref, node.amount]
+    if isinstance(node, A.GrowS):
+        return [node.ref, node.amount]
+    if isinstance(node, A.SendS):
+        return [node.ref, node.work]
+    if isinstance(node, A.WaitS):
+        return [node.seconds]
+    if isinstance(node, A.RepeatS):
+        return [node.count, *node.body]
+    if isinstance(node, A.IfS):
+        return [node.cond, *node.then, *node.otherwise]
+    if isinstance(node, A.Arrive):
+        return [node.expr]
+    if isinstance(node, A.RefA):
+        return [node.index] if node.index is not None else []
+    return list(A.children(node))  # type: ignore[arg-type]

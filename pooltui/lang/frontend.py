@@ -1,0 +1,121 @@
+"""The front end's public API: spec text (or a file) to a checked `Program`.
+
+Only `SpecError` ever leaves these functions: unreadable files, text that is not UTF-8,
+oversized input, syntax errors and semantic errors all become located diagnostics.
+"""
+
+from __future__ import annotations
+
+import os
+
+from pooltui.lang import ast as A
+from pooltui.lang.checker import Checker, Ctx, Sym
+from pooltui.lang.errors import Diagnostic, SpecError
+from pooltui.lang.ir import CStage, Expr, Program, Span
+from pooltui.lang.parser import parse
+
+# Specs are written by hand; a cap keeps a stray multi-megabyte file from stalling the
+# parser (which reads about half a megabyte per second).
+MAX_SPEC_BYTES = 1 << 20
+
+
+def _first(file: str, message: str, source: str = "") -> SpecError:
+    return SpecError([Diagnostic(Span(file, 1, 1, 1, 2), message)], source=source)
+
+
+def read_spec(path: str) -> bytes:
+    """The spec's bytes; OSError when it cannot be read (the CLI words that itself)."""
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def compile_file(path: str) -> Program:
+    try:
+        data = read_spec(path)
+    except OSError as exc:
+        raise _first(path, f"cannot read '{path}': {exc.strerror or exc}") from None
+    return compile_bytes(data, path, os.path.dirname(os.path.abspath(path)))
+
+
+def compile_bytes(data: bytes, file: str, base_dir: str | None = None) -> Program:
+    if len(data) > MAX_SPEC_BYTES:
+        raise _first(
+            file,
+            f"spec too large: {len(data):,} bytes (the limit is {MAX_SPEC_BYTES:,}); "
+            "is this a spec?",
+        )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        good = data[: exc.start].decode("utf-8", errors="replace")
+        line = good.count("\n") + 1
+        col = len(good) - (good.rfind("\n") + 1) + 1
+        shown = data.decode("utf-8", errors="replace")
+        diag = Diagnostic(
+            Span(file, line, col, line, col + 1),
+            f"the spec is not UTF-8 text: byte 0x{data[exc.start]:02x} cannot start a character here",
+        )
+        raise SpecError([diag], source=shown) from None
+    return compile_source(text, file, base_dir)
+
+
+def header_comment(text: str) -> str:
+    """The comment block the spec opens with, `# ` stripped (blank lines before it skipped)."""
+    out: list[str] = []
+    for raw in text.split("\n"):
+        line = raw.strip()
+        if not out and not line:
+            continue
+        if not line.startswith("#"):
+            break
+        body = line[1:]
+        out.append(body[1:] if body.startswith(" ") else body)
+    return "\n".join(out).strip("\n")
+
+
+def compile_source(text: str, file: str = "<spec>", base_dir: str | None = None) -> Program:
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    if len(text) > MAX_SPEC_BYTES:
+        raise _first(file, f"spec too large: {len(text):,} characters (the limit is {MAX_SPEC_BYTES:,})")
+    if base_dir is None:
+        base_dir = os.path.dirname(os.path.abspath(file)) if not file.startswith("<") else os.getcwd()
+    decls, diags = parse(text, file)
+    if diags or decls is None:
+        raise SpecError(diags, source=text)
+    checker = Checker(file, base_dir)
+    program = checker.program(decls, text, header_comment(text))
+    if checker.diags or program is None:
+        raise SpecError(checker.diags, source=text, sources=checker.sources)
+    return program
+
+
+def compile_condition(text: str, program: Program, file: str = "<condition>") -> Expr:
+    """A breakpoint condition or a watch: `now`, pool/stage queries, argmin/argmax and the
+    program's constants; no draws, attributes or other context variables."""
+    if len(text) > 10_000:
+        raise _first(file, "condition too long", source=text[:200])
+    tree, diags = parse(text, file, start="condition")
+    if diags or tree is None:
+        raise SpecError(diags, source=text)
+    checker = Checker(file, os.getcwd())
+    for name, value in program.consts:
+        checker.const_decls[name] = A.ConstD(name, Span(file, 0, 0, 0, 0), A.Number(value, Span(file, 0, 0, 0, 0)), Span(file, 0, 0, 0, 0))
+        checker.const_values[name] = value
+    for st in program.stages:
+        checker.syms[st.name] = _stage_sym(st)
+    for p in program.pools:
+        checker.syms[p.name] = Sym("pool", p.name, p.count, p.family, p.span, admit_via=p.admit_via)
+    cx = Ctx(
+        "a breakpoint condition",
+        frozenset({"now"}),
+        draw="a condition is evaluated while debugging and must not change the run",
+    )
+    expr = checker.expr(tree, cx)
+    if checker.diags or expr is None:
+        raise SpecError(checker.diags, source=text)
+    return expr
+
+
+def _stage_sym(st: CStage) -> Sym:
+    return Sym("stage", st.name, st.count, st.family, st.span, stage_kind=st.kind)

@@ -1,0 +1,513 @@
+"""Text to AST: the LALR parser, and lark's exceptions turned into located, friendly errors.
+
+The AST is built by callbacks the LALR parser calls as it reduces (lark's inline
+transformer), so building never recurses however deep the input nests. After a syntax error
+the parser resumes at the next line that starts a top-level declaration, so one run reports
+the syntax errors of several declarations.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import lark
+from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
+from lark.lexer import Token
+
+from pooltui.lang import ast as A
+from pooltui.lang.errors import Diagnostic
+from pooltui.lang.ir import Span
+
+GRAMMAR_PATH = Path(__file__).with_name("grammar.lark")
+MAX_SYNTAX_ERRORS = 10
+
+DECL_KEYWORDS = ("seed", "const", "stage", "pool", "session", "check")
+POOL_OPTIONS = ("cap", "block", "evict", "preempt", "queue", "admit", "spill")
+STAGE_OPTIONS = ("budget", "seats", "time", "prefill", "serve", "rate", "lanes")
+STMT_KEYWORDS = ("hold", "run", "grow", "send", "wait", "repeat", "if")
+
+_DECL_T = frozenset(k.upper() for k in DECL_KEYWORDS)
+_POOL_T = frozenset(k.upper() for k in POOL_OPTIONS)
+_STAGE_T = frozenset(k.upper() for k in STAGE_OPTIONS)
+_STMT_T = frozenset(k.upper() for k in STMT_KEYWORDS)
+_EXPR_START_T = frozenset({"NUMBER", "INF", "NAME", "DRAW", "LPAR", "MINUS", "PLUS", "BANG"})
+_OPERATOR_T = frozenset(
+    {"OROR", "ANDAND", "EQ", "NE", "LE", "GE", "LT", "GT", "PLUS", "MINUS", "STAR", "SLASH",
+     "PERCENT", "QMARK", "LSQB", "LPAR"}
+)  # fmt: skip
+_CLOSERS = ("SEMICOLON", "RPAR", "RSQB", "COLON", "COMMA", "RBRACE")
+_RESYNC = re.compile(r"^[ \t]*(?:seed|const|stage|pool|session|check)\b", re.M)
+_NUMBER_OK = re.compile(r"[0-9]+(?:_[0-9]+)*(?:\.[0-9]+(?:_[0-9]+)*)?(?:[eE][+-]?[0-9]+)?\Z")
+
+
+def tok_span(file: str, t: Token) -> Span:
+    return Span(file, t.line or 1, t.column or 1, t.end_line or 1, t.end_column or 1)
+
+
+def _first_last(items: Sequence[Any]) -> tuple[Any, Any]:
+    flat: list[Any] = []
+    for it in items:
+        if isinstance(it, list):
+            flat.extend(x for x in it if x is not None)
+        elif it is not None:
+            flat.append(it)
+    return flat[0], flat[-1]
+
+
+class _Builder:
+    """The parser's reduce callbacks (lark looks them up by rule or alias name)."""
+
+    def __init__(self) -> None:
+        self.file = "<spec>"
+        self.errors: list[Diagnostic] = []
+
+    # ---- helpers
+    def sp(self, *items: Any) -> Span:
+        first, last = _first_last(items)
+        a = tok_span(self.file, first) if isinstance(first, Token) else first.span
+        b = tok_span(self.file, last) if isinstance(last, Token) else last.span
+        return Span(self.file, a.line, a.col, b.end_line, b.end_col)
+
+    def ts(self, t: Token) -> Span:
+        return tok_span(self.file, t)
+
+    @staticmethod
+    def dp(*items: Any) -> int:
+        d = 0
+        for it in items:
+            if isinstance(it, list):
+                for x in it:
+                    d = max(d, getattr(x, "depth", 0))
+            elif it is not None:
+                d = max(d, getattr(it, "depth", 0))
+        return d + 1
+
+    # ---- top level
+    def start(self, c: list[Any]) -> list[Any]:
+        return c
+
+    def condition(self, c: list[Any]) -> Any:
+        return c[0]
+
+    def seed_decl(self, c: list[Any]) -> A.SeedD:
+        return A.SeedD(c[1], self.sp(c[0], c[1]))
+
+    def const_decl(self, c: list[Any]) -> A.ConstD:
+        return A.ConstD(str(c[1]), self.ts(c[1]), c[2], self.sp(c[0], c[2]))
+
+    def check_decl(self, c: list[Any]) -> A.CheckD:
+        return A.CheckD(str(c[1])[1:-1], c[2], self.sp(c[0], c[2]))
+
+    def count(self, c: list[Any]) -> Any:
+        return c[0]
+
+    def stage_decl(self, c: list[Any]) -> A.StageD:
+        kw, name, count, kind, *opts = c
+        return A.StageD(str(name), self.ts(name), count, str(kind), opts, self.sp(kw, kind, opts))
+
+    def pool_decl(self, c: list[Any]) -> A.PoolD:
+        kw, name, count, *opts = c
+        return A.PoolD(str(name), self.ts(name), count, opts, self.sp(kw, name, count, opts))
+
+    # ---- options
+    def opt_expr(self, c: list[Any]) -> A.Option:
+        return A.Option(str(c[0]), self.sp(c[0], c[1]), self.ts(c[0]), expr=c[1])
+
+    def opt_word(self, c: list[Any]) -> A.Option:
+        return A.Option(str(c[0]), self.sp(c[0], c[1]), self.ts(c[0]), word=str(c[1]))
+
+    def opt_serve(self, c: list[Any]) -> A.Option:
+        return A.Option("serve", self.sp(c[0], c[2]), self.ts(c[0]), word="exclusive prefill")
+
+    def opt_keys(self, c: list[Any]) -> A.Option:
+        return A.Option(str(c[0]), self.sp(c[0], c[2]), self.ts(c[0]), word="by", keys=c[2])
+
+    def opt_admit(self, c: list[Any]) -> A.Option:
+        return A.Option("admit", self.sp(c[0], c[2]), self.ts(c[0]), names=[(str(c[2]), self.ts(c[2]))])
+
+    def opt_spill(self, c: list[Any]) -> A.Option:
+        kw, tier, _via, link, work, _when, pred = c
+        names = [(str(tier), self.ts(tier)), (str(link), self.ts(link))]
+        return A.Option("spill", self.sp(kw, pred), self.ts(kw), names=names, work=work, when=pred)
+
+    # ---- sessions
+    def session_count(self, c: list[Any]) -> A.SessionD:
+        kw, name, count, *items = c
+        return A.SessionD(
+            str(name), self.ts(name), count, None, None, None, items, self.sp(kw, name, count)
+        )
+
+    def session_from(self, c: list[Any]) -> A.SessionD:
+        kw, name, _from, path, _limit, limit, *items = c
+        return A.SessionD(
+            str(name), self.ts(name), None, str(path)[1:-1], self.ts(path), limit, items,
+            self.sp(kw, path, limit),
+        )  # fmt: skip
+
+    def arrive(self, c: list[Any]) -> A.Arrive:
+        return A.Arrive(str(c[1]), c[2], self.sp(c[0], c[3]), self.dp(c[2]))
+
+    def assign(self, c: list[Any]) -> A.Assign:
+        return A.Assign(str(c[0]), self.ts(c[0]), c[1], self.sp(c[0], c[1]), self.dp(c[1]))
+
+    def block(self, c: list[Any]) -> list[Any]:
+        return c[1:-1]
+
+    def ref(self, c: list[Any]) -> A.RefA:
+        name, index, close = c
+        return A.RefA(str(name), self.ts(name), index, self.sp(name, close), self.dp(index))
+
+    def hold(self, c: list[Any]) -> A.HoldS:
+        kw, ref, units, _n, need, _r, reserve, body = c
+        span = self.sp(kw, units, need, reserve)
+        return A.HoldS(ref, units, need, reserve, body, span, self.dp(ref, units, need, reserve, body))
+
+    def run(self, c: list[Any]) -> A.RunS:
+        kw, ref, kind, amount, rpar = c
+        return A.RunS(ref, str(kind), amount, self.sp(kw, rpar), self.dp(ref, amount))
+
+    def grow(self, c: list[Any]) -> A.GrowS:
+        return A.GrowS(c[1], c[2], self.sp(c[0], c[3]), self.dp(c[1], c[2]))
+
+    def send(self, c: list[Any]) -> A.SendS:
+        return A.SendS(c[1], c[2], self.sp(c[0], c[3]), self.dp(c[1], c[2]))
+
+    def wait(self, c: list[Any]) -> A.WaitS:
+        return A.WaitS(c[1], self.sp(c[0], c[2]), self.dp(c[1]))
+
+    def repeat(self, c: list[Any]) -> A.RepeatS:
+        return A.RepeatS(c[1], c[2], self.sp(c[0], c[1]), self.dp(c[1], c[2]))
+
+    def if_stmt(self, c: list[Any]) -> A.IfS:
+        kw, cond, then, _else, other = c
+        if other is None:
+            other = []
+        elif isinstance(other, A.IfS):
+            other = [other]  # `else if` is sugar for `else { if … }`
+        return A.IfS(cond, then, other, self.sp(kw, cond), self.dp(cond, then, other))
+
+    # ---- expressions
+    def cond(self, c: list[Any]) -> A.CondE:
+        return A.CondE(c[0], c[1], c[2], self.sp(c[0], c[2]), self.dp(*c))
+
+    def binary(self, c: list[Any]) -> A.BinaryE:
+        return A.BinaryE(str(c[1]), c[0], c[2], self.sp(c[0], c[2]), self.dp(c[0], c[2]))
+
+    def unary(self, c: list[Any]) -> A.UnaryE:
+        return A.UnaryE(str(c[0]), c[1], self.sp(c[0], c[1]), self.dp(c[1]))
+
+    def number(self, c: list[Any]) -> A.Number:
+        t = c[0]
+        span = self.ts(t)
+        text = str(t)
+        if text == "inf":
+            return A.Number(float("inf"), span)
+        if not _NUMBER_OK.match(text):
+            self.errors.append(Diagnostic(span, f"bad number '{_clip(text)}'"))
+            return A.Number(0, span)
+        digits = text.replace("_", "")
+        if len(digits) > 400:
+            self.errors.append(Diagnostic(span, "number too long (more than 400 digits)"))
+            return A.Number(0, span)
+        if any(ch in digits for ch in ".eE"):
+            return A.Number(float(digits), span)
+        return A.Number(int(digits), span)
+
+    def name(self, c: list[Any]) -> A.Name:
+        return A.Name(str(c[0]), self.ts(c[0]))
+
+    def index(self, c: list[Any]) -> A.Index:
+        return A.Index(str(c[0]), self.ts(c[0]), c[1], self.sp(c[0], c[2]), self.dp(c[1]))
+
+    def args(self, c: list[Any]) -> list[Any]:
+        return c
+
+    def call(self, c: list[Any]) -> A.CallE:
+        name, args, rpar = c
+        args = args or []
+        return A.CallE(str(name), self.ts(name), args, self.sp(name, rpar), self.dp(args))
+
+    def draw(self, c: list[Any]) -> A.DrawE:
+        kw, name, args, rpar = c
+        args = args or []
+        return A.DrawE(str(name), self.ts(name), args, self.sp(kw, rpar), self.dp(args))
+
+    def paren(self, c: list[Any]) -> Any:
+        inner = c[1]
+        inner.depth += 1  # parentheses nest too: they count toward the depth limit
+        return inner
+
+
+def _clip(text: str, n: int = 40) -> str:
+    text = "".join(ch if ch.isprintable() else f"\\u{ord(ch):04x}" for ch in text[: n + 1])
+    return text if len(text) <= n else text[:n] + "…"
+
+
+_lock = threading.Lock()
+_builder = _Builder()
+_parser: lark.Lark | None = None
+_names: dict[str, str] = {}
+
+
+def grammar_text() -> str:
+    return GRAMMAR_PATH.read_text(encoding="utf-8")
+
+
+def _get_parser() -> lark.Lark:
+    global _parser
+    if _parser is None:
+        _parser = lark.Lark(
+            grammar_text(),
+            parser="lalr",
+            lexer="basic",
+            start=["start", "condition"],
+            propagate_positions=True,
+            maybe_placeholders=True,
+            transformer=_builder,
+        )
+        for t in _parser.terminals:
+            pat = t.pattern
+            if t.name == "NAME":
+                _names[t.name] = "a name"
+            elif t.name == "NUMBER":
+                _names[t.name] = "a number"
+            elif t.name == "STRING":
+                _names[t.name] = "a string"
+            elif pat.type == "str":
+                _names[t.name] = f"'{pat.value}'"
+            else:  # pragma: no cover - every regex terminal is named above
+                _names[t.name] = t.name.lower()
+    return _parser
+
+
+def terminal_display(name: str) -> str:
+    _get_parser()
+    if name == "$END":
+        return "end of file"
+    return _names.get(name, name.lower())
+
+
+def parse(text: str, file: str, start: str = "start") -> tuple[Any, list[Diagnostic]]:
+    """Parse `text`; returns (decls or expr, diagnostics). On a syntax error the result is
+    None and the diagnostics hold every syntax error found (after resuming)."""
+    parser = _get_parser()
+    diags: list[Diagnostic] = []
+    result: Any = None
+    current = text
+    with _lock:
+        while True:
+            _builder.file = file
+            _builder.errors = []
+            try:
+                result = parser.parse(current, start=start)
+                diags.extend(_builder.errors)
+                break
+            except UnexpectedInput as exc:
+                diags.extend(_builder.errors)
+                diag, pos = _friendly(exc, current, file, parser)
+                diags.append(diag)
+                result = None
+                if start != "start" or len(diags) >= MAX_SYNTAX_ERRORS or pos is None:
+                    break
+                nxt = _resync(current, pos)
+                if nxt is None:
+                    break
+                # Blank what was already reported, keeping line numbers and columns exact.
+                current = "\n" * current.count("\n", 0, nxt) + current[nxt:]
+    return result, diags
+
+
+def _resync(text: str, pos: int) -> int | None:
+    line_end = text.find("\n", pos)
+    if line_end < 0:
+        return None
+    m = _RESYNC.search(text, line_end + 1)
+    return m.start() if m else None
+
+
+def _prefix_tokens(parser: lark.Lark, text: str, end: int) -> list[Token]:
+    try:
+        return list(parser.lex(text[:end]))
+    except UnexpectedInput:  # pragma: no cover - the parser lexed this prefix already
+        return []
+
+
+def _open_braces(tokens: list[Token]) -> list[Token]:
+    stack: list[Token] = []
+    for t in tokens:
+        if t.type == "LBRACE":
+            stack.append(t)
+        elif t.type == "RBRACE" and stack:
+            stack.pop()
+    return stack
+
+
+def _statement_start(tokens: list[Token]) -> tuple[Token | None, Token | None]:
+    """The first two tokens of the statement (or option) the error is in."""
+    depth = 0
+    i = len(tokens)
+    while i > 0:
+        t = tokens[i - 1]
+        if t.type in ("RPAR", "RSQB"):
+            depth += 1
+        elif t.type in ("LPAR", "LSQB"):
+            if depth == 0:
+                pass  # inside an open parenthesis: keep walking back to the statement
+            else:
+                depth -= 1
+        elif t.type in ("SEMICOLON", "LBRACE", "RBRACE") and depth == 0:
+            break
+        i -= 1
+    first = tokens[i] if i < len(tokens) else None
+    second = tokens[i + 1] if i + 1 < len(tokens) else None
+    return first, second
+
+
+def _what(first: Token | None, second: Token | None) -> str:
+    if first is None:
+        return "this"
+    k = first.type.lower()
+    if k in POOL_OPTIONS or k in STAGE_OPTIONS:
+        return "the option"
+    if k in STMT_KEYWORDS or k == "arrive":
+        return f"the '{k}' statement"
+    if k in ("seed", "const", "check"):
+        return f"the '{k}' declaration"
+    if first.type == "NAME" and second is not None and second.type == "EQUAL":
+        return "the assignment"
+    return f"'{_clip(str(first))}'"
+
+
+def _describe(expected: set[str]) -> str:
+    if _DECL_T <= expected:
+        return "a declaration (seed, const, stage, pool, session or check)"
+    if _POOL_T <= expected:
+        return "a pool option (cap, block, evict, preempt, queue, admit via, spill) or '}'"
+    if _STAGE_T <= expected:
+        return "a stage option (budget, seats, time, prefill, serve, rate, lanes) or '}'"
+    if {"HOLD", "RUN"} <= expected:
+        return "a statement or '}'"
+    for closer in ("SEMICOLON",):
+        if closer in expected:
+            return terminal_display(closer)
+    closers = [c for c in _CLOSERS if c in expected]
+    if closers and (expected & _OPERATOR_T):
+        return _one_of([terminal_display(c) for c in closers])
+    if _EXPR_START_T <= expected:
+        return "an expression"
+    names = sorted(terminal_display(e) for e in expected if e not in _OPERATOR_T)
+    if not names:
+        names = sorted(terminal_display(e) for e in expected)
+    return _one_of(names)
+
+
+def _one_of(names: list[str]) -> str:
+    if len(names) == 1:
+        return names[0]
+    if len(names) > 8:
+        return "one of " + ", ".join(names[:8]) + ", …"
+    return ", ".join(names[:-1]) + " or " + names[-1]
+
+
+def _found(t: Token) -> str:
+    if t.type == "STRING":
+        return _clip(str(t))
+    return f"'{_clip(str(t))}'"
+
+
+def _close(word: str, choices: Sequence[str]) -> str | None:
+    m = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    return m[0] if m else None
+
+
+def _friendly(
+    exc: UnexpectedInput, text: str, file: str, parser: lark.Lark
+) -> tuple[Diagnostic, int | None]:
+    """A lark exception as a located Diagnostic, and the offset to resume after."""
+    if isinstance(exc, UnexpectedCharacters):
+        pos = exc.pos_in_stream
+        ch = text[pos] if 0 <= pos < len(text) else ""
+        span = Span(file, exc.line, exc.column, exc.line, exc.column + 1)
+        if ch == '"':
+            msg = "unterminated string: a string ends with '\"' on the same line"
+        elif ch == "\ufffd":
+            msg = "unexpected character '\\ufffd' (the spec is not valid UTF-8 here)"
+        else:
+            msg = f"unexpected character '{_clip(ch)}'"
+        return Diagnostic(span, msg), pos
+    if isinstance(exc, UnexpectedToken) and exc.token.type != "$END":
+        tok = exc.token
+        pos = tok.start_pos if tok.start_pos is not None else 0
+        expected = set(exc.expected)
+        tokens = _prefix_tokens(parser, text, pos)
+        span = tok_span(file, tok)
+        found = _found(tok)
+        kind = tok.type
+        word = str(tok)
+        if _POOL_T <= expected or _STAGE_T <= expected:
+            pool = _POOL_T <= expected
+            valid = POOL_OPTIONS if pool else STAGE_OPTIONS
+            what = "pool" if pool else "stage"
+            listing = "cap, block, evict, preempt, queue, admit via, spill" if pool else (
+                "budget, seats, time, prefill, serve (step stages); rate, lanes (link stages)"
+            )
+            if kind == "NAME":
+                near = _close(word, valid)
+                hint = f" (did you mean '{near}'?)" if near else ""
+                return Diagnostic(span, f"unknown {what} option {found}{hint}; the options are {listing}"), pos
+            if kind.lower() in POOL_OPTIONS + STAGE_OPTIONS:
+                return Diagnostic(span, f"{found} is not a {what} option; the options are {listing}"), pos
+            opened = _open_braces(tokens)
+            if kind in _DECL_T and opened:
+                o = opened[-1]
+                return Diagnostic(span, f"expected '}}' before {found}: the block opened at {o.line}:{o.column} is not closed"), pos
+        if kind in _DECL_T and "RBRACE" in expected:
+            opened = _open_braces(tokens)
+            if opened:
+                o = opened[-1]
+                return Diagnostic(span, f"expected '}}' before {found}: the block opened at {o.line}:{o.column} is not closed"), pos
+        if kind == "RBRACE" and _DECL_T <= expected:
+            return Diagnostic(span, "unexpected '}': no block is open here"), pos
+        if kind == "NAME" and _DECL_T <= expected:
+            near = _close(word, DECL_KEYWORDS)
+            hint = f" (did you mean '{near}'?)" if near else ""
+            return Diagnostic(span, f"expected a declaration (seed, const, stage, pool, session or check), found {found}{hint}"), pos
+        if "SEMICOLON" in expected:
+            first, second = _statement_start(tokens)
+            msg = f"expected ';' after {_what(first, second)}, found {found}"
+            if tokens and tokens[-1].end_line is not None and tokens[-1].end_line < (tok.line or 0):
+                prev = tokens[-1]
+                ec = prev.end_column or 1
+                span = Span(file, prev.end_line or 1, ec, prev.end_line or 1, ec + 1)
+            if first is not None and first.type == "NAME" and second is None and "EQUAL" in expected:
+                near = _close(str(first), STMT_KEYWORDS + ("arrive",))
+                if near:
+                    msg += f" (did you mean '{near}'?)"
+            return Diagnostic(span, msg), pos
+        msg = f"expected {_describe(expected)}, found {found}"
+        if expected == {"EQUAL"} and tokens and tokens[-1].type == "NAME":
+            near = _close(str(tokens[-1]), STMT_KEYWORDS + ("arrive",))
+            if near:
+                msg += f" (did you mean '{near}'?)"
+        return Diagnostic(span, msg), pos
+    # the end of the input
+    expected = set(getattr(exc, "expected", None) or ())
+    # Point just past the last thing written (rustc does too), not at a blank last line.
+    body = text.rstrip()
+    end_line = body.count("\n") + 1
+    end_col = len(body) - (body.rfind("\n") + 1) + 1
+    span = Span(file, end_line, end_col, end_line, end_col + 1)
+    opened = _open_braces(_prefix_tokens(parser, text, len(text)))
+    if opened:
+        o = opened[-1]
+        msg = f"unexpected end of file: a '}}' is missing (the block opened at {o.line}:{o.column})"
+    elif expected:
+        msg = f"unexpected end of file: expected {_describe(expected)}"
+    else:
+        msg = "unexpected end of file"
+    return Diagnostic(span, msg), None

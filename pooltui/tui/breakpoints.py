@@ -1,0 +1,371 @@
+"""Breakpoints: what they are, how they are written, and when they hit. No Textual here.
+
+Three kinds:
+- moment: an event whose moment is NAME (language.md §7), optionally narrowed to a pool,
+  a stage, a session class or one session: `admit pool=kv class=chat`.
+- condition: `if EXPR`, an expression of the spec language. It hits when the expression
+  *becomes* true (false before the event, true after), like a watchpoint, so `continue` from
+  a state where it already holds goes on to the next time it turns true.
+- time: `at T` hits at the first event at or after simulated time T.
+
+Options follow a `;`: `once` (one-shot: disabled after it stops), `ignore N` (its first N
+hits do not stop), `off` (added disabled). Example: `if free(kv) < 64; once, ignore 2`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from pooltui.sim.events import MOMENTS, Event
+
+Evaluate = Callable[[Any], float]  # sim.evaluate: compiled Expr -> number
+
+
+class BreakpointError(ValueError):
+    """A breakpoint that cannot be understood; `text` is what to show (may be multi-line,
+    e.g. the located errors of a condition)."""
+
+    def __init__(self, text: str):
+        super().__init__(text)
+        self.text = text
+
+
+@dataclass
+class Breakpoint:
+    id: int
+    kind: Literal["moment", "condition", "time"]
+    moment: str | None = None
+    pool: str | None = None
+    stage: str | None = None
+    session_class: str | None = None
+    session: str | None = None
+    condition: str | None = None  # the text, as written
+    expr: Any = None  # compiled condition (pooltui.lang.ir.Expr)
+    time: float | None = None
+    enabled: bool = True
+    one_shot: bool = False
+    ignore: int = 0  # the first `ignore` hits do not stop
+    hits: int = 0  # every match counts, stopping or not
+
+    def describe(self) -> str:
+        if self.kind == "moment":
+            parts = [self.moment or "?"]
+            for key, value in (
+                ("pool", self.pool),
+                ("stage", self.stage),
+                ("class", self.session_class),
+                ("session", self.session),
+            ):
+                if value is not None:
+                    parts.append(f"{key}={value}")
+            text = " ".join(parts)
+        elif self.kind == "condition":
+            text = f"if {self.condition}"
+        else:
+            text = f"at {self.time:g}"
+        return text
+
+    def options(self) -> str:
+        opts = []
+        if not self.enabled:
+            opts.append("off")
+        if self.one_shot:
+            opts.append("once")
+        if self.ignore:
+            opts.append(f"ignore {self.ignore}")
+        return ", ".join(opts)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A breakpoint that stops the run (error: evaluating its condition failed)."""
+
+    breakpoint: Breakpoint
+    error: str | None = None
+
+    def describe(self) -> str:
+        bp = self.breakpoint
+        if self.error is not None:
+            return f"breakpoint #{bp.id} ({bp.describe()}): {self.error}"
+        return f"breakpoint #{bp.id}: {bp.describe()}"
+
+
+# --------------------------------------------------------------------------- matching
+
+
+def _member_matches(wanted: str, label: str | None) -> bool:
+    """`kv` matches the pool `kv` and every member `kv[i]` of a family; `kv[2]` only itself."""
+    if label is None:
+        return False
+    if wanted == label:
+        return True
+    return "[" not in wanted and label.startswith(wanted + "[")
+
+
+def moment_matches(bp: Breakpoint, event: Event) -> bool:
+    if bp.moment is not None and bp.moment != event.moment:
+        return False
+    if bp.pool is not None and not _member_matches(bp.pool, event.pool):
+        return False
+    if bp.stage is not None and not _member_matches(bp.stage, event.stage):
+        return False
+    if bp.session_class is not None and event.session_class != bp.session_class:
+        return False
+    return not (
+        bp.session is not None and event.session != bp.session and bp.session not in event.others
+    )
+
+
+def time_matches(bp: Breakpoint, prev_time: float, event: Event) -> bool:
+    assert bp.time is not None
+    return prev_time < bp.time <= event.time or (prev_time == event.time == bp.time == 0)
+
+
+def truthy(value: float) -> bool:
+    return bool(value) and not (isinstance(value, float) and math.isnan(value))
+
+
+@dataclass
+class BreakpointSet:
+    """The breakpoints of one debugging session, in the order they were added.
+
+    The worker that runs the simulation works on a `copy()` and hands it back with the hit
+    counts, so the UI thread and the worker never share one."""
+
+    items: list[Breakpoint] = field(default_factory=list)
+    next_id: int = 1
+    # condition breakpoints: their value at the current state (for "becomes true")
+    _last: dict[int, bool] = field(default_factory=dict)
+
+    def add(self, bp: Breakpoint) -> Breakpoint:
+        bp.id = self.next_id
+        self.next_id += 1
+        self.items.append(bp)
+        return bp
+
+    def remove(self, bp_id: int) -> None:
+        self.items = [b for b in self.items if b.id != bp_id]
+        self._last.pop(bp_id, None)
+
+    def get(self, bp_id: int) -> Breakpoint | None:
+        return next((b for b in self.items if b.id == bp_id), None)
+
+    def copy(self) -> BreakpointSet:
+        return BreakpointSet([replace(b) for b in self.items], self.next_id, {})
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __iter__(self) -> Any:
+        return iter(self.items)
+
+    def active(self) -> list[Breakpoint]:
+        return [b for b in self.items if b.enabled]
+
+    def prime(self, evaluate: Evaluate) -> str | None:
+        """Evaluate the condition breakpoints at the current state (before a run)."""
+        for bp in self.active():
+            if bp.kind == "condition":
+                try:
+                    self._last[bp.id] = truthy(evaluate(bp.expr))
+                except Exception as exc:  # a spec runtime error: stop, with its message
+                    return f"breakpoint #{bp.id} ({bp.describe()}): {exc}"
+        return None
+
+    def check(self, event: Event, prev_time: float, evaluate: Evaluate) -> Hit | None:
+        """After `event` was applied (the time before it was `prev_time`): the breakpoint
+        that stops here, if any. Counts hits, honours ignore counts and one-shots."""
+        matched: list[Breakpoint] = []
+        for bp in self.active():
+            if bp.kind == "moment":
+                if moment_matches(bp, event):
+                    matched.append(bp)
+            elif bp.kind == "time":
+                if time_matches(bp, prev_time, event):
+                    matched.append(bp)
+            else:
+                try:
+                    value = truthy(evaluate(bp.expr))
+                except Exception as exc:
+                    return Hit(bp, error=str(exc))
+                before = self._last.get(bp.id, False)
+                self._last[bp.id] = value
+                if value and not before:
+                    matched.append(bp)
+        return self._count(matched)
+
+    def check_reverse(
+        self,
+        event: Event,
+        prev_time: float,
+        value_before: dict[int, bool],
+        value_after: dict[int, bool],
+    ) -> Hit | None:
+        """Going backwards: would `event` (taking the state from `value_before` to
+        `value_after`) have stopped a forward run? Used by reverse continue."""
+        matched: list[Breakpoint] = []
+        for bp in self.active():
+            if bp.kind == "moment":
+                if moment_matches(bp, event):
+                    matched.append(bp)
+            elif bp.kind == "time":
+                if time_matches(bp, prev_time, event):
+                    matched.append(bp)
+            elif value_after.get(bp.id, False) and not value_before.get(bp.id, False):
+                matched.append(bp)
+        return self._count(matched)
+
+    def conditions(self, evaluate: Evaluate) -> dict[int, bool]:
+        """Every active condition's truth at the current state (errors count as false)."""
+        out: dict[int, bool] = {}
+        for bp in self.active():
+            if bp.kind == "condition":
+                try:
+                    out[bp.id] = truthy(evaluate(bp.expr))
+                except Exception:
+                    out[bp.id] = False
+        return out
+
+    def has_conditions(self) -> bool:
+        return any(b.kind == "condition" for b in self.active())
+
+    def _count(self, matched: Sequence[Breakpoint]) -> Hit | None:
+        stop: Breakpoint | None = None
+        for bp in matched:
+            bp.hits += 1
+            if bp.hits <= bp.ignore:
+                continue
+            if stop is None:
+                stop = bp
+        if stop is not None and stop.one_shot:
+            stop.enabled = False
+        return Hit(stop) if stop is not None else None
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+@dataclass(frozen=True)
+class Names:
+    """What a spec declares, so a bare word in a breakpoint can be resolved and a typo
+    reported with suggestions."""
+
+    pools: tuple[str, ...] = ()  # names and member labels
+    stages: tuple[str, ...] = ()
+    classes: tuple[str, ...] = ()
+
+
+_KEYS = {"pool": "pool", "stage": "stage", "class": "session_class", "session": "session"}
+
+
+def _suggest(word: str, choices: Iterable[str]) -> str:
+    close = difflib.get_close_matches(word, list(choices), n=3, cutoff=0.5)
+    return f"; did you mean {' or '.join(close)}?" if close else ""
+
+
+def _parse_options(text: str, bp: Breakpoint) -> None:
+    for raw in re.split(r"[,\s]+(?=once|ignore|off|disabled)", text.strip()):
+        opt = raw.strip().strip(",").strip()
+        if not opt:
+            continue
+        if opt == "once":
+            bp.one_shot = True
+        elif opt in ("off", "disabled"):
+            bp.enabled = False
+        else:
+            m = re.fullmatch(r"ignore\s*=?\s*(\d+)", opt)
+            if not m:
+                raise BreakpointError(
+                    f"unknown option {opt!r}: options are once, ignore N, off (after a ';')"
+                )
+            bp.ignore = int(m.group(1))
+
+
+def parse_breakpoint(
+    text: str,
+    names: Names | None = None,
+    compile_condition: Callable[[str], Any] | None = None,
+) -> Breakpoint:
+    """Parse a breakpoint as typed in the breakpoints screen. `compile_condition(text)`
+    compiles a condition (raising an exception whose `render()` gives located errors)."""
+    body, _, options = text.partition(";")
+    body = body.strip()
+    if not body:
+        raise BreakpointError(
+            "empty breakpoint: write a moment (admit pool=kv), a condition (if EXPR) or a time (at T)"
+        )
+    head, _, rest = body.partition(" ")
+    rest = rest.strip()
+    bp: Breakpoint
+    if head in ("if", "when"):
+        if not rest:
+            raise BreakpointError("a condition breakpoint needs an expression: if EXPR")
+        expr: Any = None
+        if compile_condition is not None:
+            try:
+                expr = compile_condition(rest)
+            except Exception as exc:
+                render = getattr(exc, "render", None)
+                raise BreakpointError(render() if callable(render) else str(exc)) from None
+        bp = Breakpoint(0, "condition", condition=rest, expr=expr)
+    elif head in ("at", "time", "t"):
+        try:
+            value = float(rest.rstrip("s").strip())
+        except ValueError:
+            raise BreakpointError(f"a time breakpoint needs a number of seconds: at T, not {rest!r}") from None
+        if value < 0 or math.isnan(value):
+            raise BreakpointError("a time breakpoint needs a time >= 0")
+        bp = Breakpoint(0, "time", time=value)
+    else:
+        if head not in MOMENTS:
+            raise BreakpointError(
+                f"unknown moment {head!r}{_suggest(head, MOMENTS)}\n"
+                f"moments: {', '.join(MOMENTS)}; or write `if EXPR` or `at T`"
+            )
+        bp = Breakpoint(0, "moment", moment=head)
+        for word in rest.split():
+            key, eq, value = word.partition("=")
+            if eq:
+                if key not in _KEYS:
+                    raise BreakpointError(
+                        f"unknown narrowing {key!r}{_suggest(key, _KEYS)}: use pool=, stage=, class=, session="
+                    )
+                if not value:
+                    raise BreakpointError(f"{key}= needs a name")
+                setattr(bp, _KEYS[key], value)
+            else:
+                _narrow_bare(bp, word, names)
+    if options:
+        _parse_options(options, bp)
+    return bp
+
+
+def _narrow_bare(bp: Breakpoint, word: str, names: Names | None) -> None:
+    """A bare word after the moment: a pool, a stage, a class, or a session `class[i]`."""
+    if names is not None:
+        base = word.split("[", 1)[0]
+        if word in names.pools or base in names.pools:
+            bp.pool = word
+            return
+        if word in names.stages or base in names.stages:
+            bp.stage = word
+            return
+        if word in names.classes:
+            bp.session_class = word
+            return
+        if base in names.classes and "[" in word:
+            bp.session = word
+            return
+        every = (*names.pools, *names.stages, *names.classes)
+        raise BreakpointError(
+            f"{word!r} is not a pool, stage or session class of this spec{_suggest(word, every)}"
+        )
+    if "[" in word:
+        bp.session = word
+    else:
+        raise BreakpointError(f"say what {word!r} is: pool={word}, stage={word} or class={word}")

@@ -1,0 +1,408 @@
+"""The controller: runs debugger commands against a `Simulation`, in one worker thread.
+
+No Textual here. The app puts `Command`s on a queue; its single worker thread calls
+`Controller.execute(cmd, post)`, and `post` receives `Frame`s: immutable snapshots plus the
+events the UI has not seen yet. The UI never touches the simulation itself.
+
+Long commands (continue, reverse continue, run, goto) watch `interrupt_gen`: any later
+command (or pause) bumps it and the run stops between two steps. Frames of a long run are
+posted at most every `FRAME_INTERVAL` seconds.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import time as _time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from pooltui.lang.errors import render as render_diagnostic
+from pooltui.sim.events import Event
+from pooltui.sim.snapshot import Snapshot, Violation
+from pooltui.tui.breakpoints import BreakpointSet, Hit
+
+FRAME_INTERVAL = 0.05  # at most ~20 frames a second while running
+Number = int | float
+
+
+class SimLike(Protocol):
+    """The part of `pooltui.sim.Simulation` the debugger uses (tests pass a fake)."""
+
+    program: Any
+
+    def step(self) -> Event | None: ...
+    def step_iteration(self, stage: str | None = None) -> list[Event]: ...
+    def back(self) -> Event | None: ...
+    def goto(self, index: int) -> None: ...
+    def snapshot(self) -> Snapshot: ...
+    def evaluate(self, expr: Any) -> Number: ...
+    @property
+    def events(self) -> Sequence[Event]: ...
+    @property
+    def cursor(self) -> int: ...
+    @property
+    def time(self) -> float: ...
+    @property
+    def finished(self) -> bool: ...
+    @property
+    def halted(self) -> str | None: ...
+    @property
+    def violation(self) -> Violation | None: ...
+
+
+# --------------------------------------------------------------------------- commands
+
+
+@dataclass(frozen=True)
+class Command:
+    kind: str  # step | iteration | back | continue | reverse | goto | goto_time | run | refresh | watches
+    seq: int = 0
+    gen: int = 0
+    index: int = 0  # goto
+    time: float = 0.0  # goto_time
+    rate: float = 10.0  # run: events per second
+    breakpoints: BreakpointSet | None = None  # continue / reverse / run: a private copy
+    watches: tuple[tuple[str, Any], ...] = ()  # watches: (text, compiled expr)
+
+
+LONG = ("continue", "reverse", "goto", "goto_time", "run")
+
+
+@dataclass(frozen=True)
+class WatchValue:
+    text: str
+    value: Number | None
+    error: str | None = None
+    changed: bool = False
+
+    def shown(self) -> str:
+        if self.error is not None:
+            return f"error: {self.error}"
+        if self.value is None:
+            return "?"
+        v = self.value
+        if isinstance(v, float):
+            return f"{v:.6g}"
+        return str(v)
+
+
+@dataclass(frozen=True)
+class Frame:
+    """What the UI shows after (or during) a command. Immutable: crosses threads."""
+
+    seq: int
+    final: bool  # the command is done (a run posts non-final frames while it goes)
+    snapshot: Snapshot
+    events_from: int  # index of new_events[0]
+    new_events: tuple[Event, ...]
+    watches: tuple[WatchValue, ...]
+    running: bool
+    stop: str | None = None  # what stopped it, in words
+    stop_kind: str | None = None  # breakpoint | violation | halt | error | end | pause | goal | start
+    breakpoints: BreakpointSet | None = None  # the run's copy, with hit counts
+    error_text: str | None = None  # a runtime error of the spec, located, as `check` renders
+
+
+@dataclass
+class Controller:
+    """Owns the simulation. Only the worker thread calls `execute`."""
+
+    sim: SimLike
+    interrupt_gen: int = 0  # bumped by the UI thread; a long run stops when it changes
+    _known: int = 0  # events the UI has been sent
+    _watches: tuple[tuple[str, Any], ...] = ()
+    _watch_prev: dict[str, Number | None] = field(default_factory=dict)
+
+    # ----------------------------------------------------------------- helpers
+    def _new_events(self) -> tuple[int, tuple[Event, ...]]:
+        events = self.sim.events
+        total = len(events)
+        start = self._known
+        if total <= start:
+            return start, ()
+        new = tuple(events[start:total])
+        self._known = total
+        return start, new
+
+    def _eval_watches(self, final: bool) -> tuple[WatchValue, ...]:
+        out = []
+        for text, expr in self._watches:
+            try:
+                value: Number | None = self.sim.evaluate(expr)
+                error = None
+            except Exception as exc:  # a spec runtime error in the watch: show it
+                value, error = None, str(exc)
+            prev = self._watch_prev.get(text, value)
+            changed = text in self._watch_prev and prev != value
+            if final:
+                self._watch_prev[text] = value
+            out.append(WatchValue(text, value, error, changed))
+        return tuple(out)
+
+    def _halt_reason(self) -> tuple[str | None, str | None, str | None]:
+        """(stop text, stop kind, located error text) when the simulation cannot go on."""
+        sim = self.sim
+        halted = sim.halted
+        if halted:
+            err = getattr(sim, "error", None)
+            if err is not None:
+                source = getattr(getattr(sim, "program", None), "source", "") or ""
+                try:
+                    text = render_diagnostic(err, source)
+                except Exception:
+                    text = str(err)
+                return f"runtime error: {getattr(err, 'message', halted)}", "error", text
+            if sim.violation is not None:
+                return f"invariant violated: {halted}", "violation", None
+            return halted, "halt", None
+        if sim.finished:
+            return "end of the simulation", "end", None
+        return None, None, None
+
+    def frame(
+        self,
+        cmd: Command,
+        *,
+        final: bool = True,
+        running: bool = False,
+        stop: str | None = None,
+        stop_kind: str | None = None,
+        bps: BreakpointSet | None = None,
+    ) -> Frame:
+        error_text = None
+        if final and stop_kind not in ("breakpoint",):
+            h_stop, h_kind, error_text = self._halt_reason()
+            if h_stop is not None and stop_kind in (None, "goal", "end"):
+                stop, stop_kind = h_stop, h_kind
+        start, new = self._new_events()
+        return Frame(
+            seq=cmd.seq,
+            final=final,
+            snapshot=self.sim.snapshot(),
+            events_from=start,
+            new_events=new,
+            watches=self._eval_watches(final),
+            running=running,
+            stop=stop,
+            stop_kind=stop_kind,
+            breakpoints=bps,
+            error_text=error_text,
+        )
+
+    def _interrupted(self, cmd: Command) -> bool:
+        return self.interrupt_gen != cmd.gen
+
+    def _stopped_by_sim(self) -> bool:
+        return bool(self.sim.halted) or self.sim.finished
+
+    # ----------------------------------------------------------------- commands
+    def execute(self, cmd: Command, post: Callable[[Frame], None]) -> None:
+        handler = getattr(self, f"_do_{cmd.kind}")
+        handler(cmd, post)
+
+    def _do_refresh(self, cmd: Command, post: Callable[[Frame], None]) -> None:
+        post(self.frame(cmd, stop=None))
+
+    def _do_watches(self, cmd: Command, post: Callable[[Frame], None]) -> None:
+        self._watches = cmd.watches
+        keep = {text for text, _ in cmd.watches}
+        self._watch_prev = {k: v for k, v in self._watch_prev.items() if k in keep}
+        post(self.frame(cmd))
+
+    def _do_step(self, cmd: Command, post: Callable[[Frame], None]) -> None:
+        event = self.sim.step()
+        stop = None if event is not None else "nothing more happens"
+        post(self.frame(cmd, stop=stop, stop_kind=None if event else "end"))
+
+    def _do_iteration(self, cmd: Command, post: Callable[[Frame], None]) -> None:
+        events = self.sim.step_iteration()
+        if not events:
+            post(self.frame(cmd, stop="no iteration to come", stop_kind="end"))
+            return
+        last = events[-1]
+        stop = f"end of iteration (#{last.index})" if last.moment == "iteration-end" else None
+        post(self.frame(cmd, stop=stop, stop_kind="goal"))
+
+    def _do_back(self, cmd: Command, post: Callable[[Frame], None]) -> None:
+        if self.sim.cursor < 0:
+            post(self.frame(cmd, stop="at the start", stop_kind="start"))
+            return
+        self.sim.back()
+        post(self.frame(cmd))
+
+    def _goal(self, cmd: Command, post: Callable[[Frame], None], what: str) -> None:
+        post(self.frame(cmd, stop=what, stop_kind="goal"))
+
+    def _maybe_progress(self, cmd: Command, post: Callable[[Frame], None], last: float) -> float:
+        now = _time.monotonic()
+        if now - last >= FRAME_INTERVAL:
+            post(self.frame(cmd, final=False, running=True))
+            return now
+        return last
+
+    def _do_goto(self, cmd: Command, post: Callable[[Frame], None]) -> None:
+        target = max(-1, cmd.index)
+        sim = self.sim
+        recorded = len(sim.events)
+        if target < recorded:
+            sim.goto(target)
+            self._goal(cmd, post, f"went to event #{target}")
+            return
+        # Past the recorded log: step there ourselves so a pause can interrupt.
+        if sim.cursor < recorded - 1:
+            sim.goto(recorded - 1)
+        last = _time.monotonic()
+        while sim.cursor < target:
+            if self._interrupted(cmd):
+                post(self.frame(cmd, stop="paused", stop_kind="pause"))
+                return
+            if sim.step() is None:
+                break
+            last = self._maybe_progress(cmd, post, last)
+        if sim.cursor == target:
+            self._goal(cmd, post, f"went to event #{target}")
+        else:
+            post(self.frame(cmd, stop=f"no event #{target}", stop_kind="end"))
+
+    def _do_goto_time(self, cmd: Command, post: Callable[[Frame], None]) -> None:
+        sim = self.sim
+        t = cmd.time
+        events = sim.events
+        if events and (t < sim.time or t <= events[-1].time):
+            # Within the log: the last event at or before t (times never decrease).
+            times = [e.time for e in events] if len(events) < 4096 else _Times(events)
+            idx = bisect.bisect_right(times, t) - 1
+            sim.goto(idx)
+            self._goal(cmd, post, f"went to time {t:g}s")
+            return
+        if sim.cursor < len(events) - 1:
+            sim.goto(len(events) - 1)
+        last = _time.monotonic()
+        while True:
+            if self._interrupted(cmd):
+                post(self.frame(cmd, stop="paused", stop_kind="pause"))
+                return
+            event = sim.step()
+            if event is None:
+                post(self.frame(cmd, stop=f"the simulation ends before {t:g}s", stop_kind="end"))
+                return
+            if event.time > t:
+                sim.back()
+                break
+            last = self._maybe_progress(cmd, post, last)
+        self._goal(cmd, post, f"went to time {t:g}s")
+
+    def _do_continue(self, cmd: Command, post: Callable[[Frame], None]) -> None:
+        self._forward(cmd, post, rate=None)
+
+    def _do_run(self, cmd: Command, post: Callable[[Frame], None]) -> None:
+        self._forward(cmd, post, rate=cmd.rate)
+
+    def _forward(self, cmd: Command, post: Callable[[Frame], None], rate: float | None) -> None:
+        sim = self.sim
+        bps = cmd.breakpoints or BreakpointSet()
+        if self._stopped_by_sim():
+            post(self.frame(cmd, bps=bps))
+            return
+        problem = bps.prime(sim.evaluate)
+        if problem is not None:
+            post(self.frame(cmd, stop=problem, stop_kind="breakpoint", bps=bps))
+            return
+        last_post = _time.monotonic()
+        started = last_post
+        steps = 0
+        while True:
+            if self._interrupted(cmd):
+                post(self.frame(cmd, stop="paused", stop_kind="pause", bps=bps))
+                return
+            prev_time = sim.time
+            event = sim.step()
+            if event is None:
+                post(self.frame(cmd, stop="end of the simulation", stop_kind="end", bps=bps))
+                return
+            steps += 1
+            if sim.halted:
+                post(self.frame(cmd, bps=bps))
+                return
+            hit: Hit | None = bps.check(event, prev_time, sim.evaluate)
+            if hit is not None:
+                post(self.frame(cmd, stop=hit.describe(), stop_kind="breakpoint", bps=bps))
+                return
+            if rate is None:
+                last_post = self._maybe_progress(cmd, post, last_post)
+                continue
+            # Run at a speed: show every event when slow enough, else ~20 frames a second.
+            now = _time.monotonic()
+            if rate <= 20 or now - last_post >= FRAME_INTERVAL:
+                post(self.frame(cmd, final=False, running=True))
+                last_post = now
+            due = started + steps / rate
+            while not self._interrupted(cmd):
+                left = due - _time.monotonic()
+                if left <= 0:
+                    break
+                _time.sleep(min(left, 0.02))
+
+    def _do_reverse(self, cmd: Command, post: Callable[[Frame], None]) -> None:
+        sim = self.sim
+        bps = cmd.breakpoints or BreakpointSet()
+        events = sim.events
+        conditions = bps.has_conditions()
+        after = bps.conditions(sim.evaluate) if conditions else {}
+        last_post = _time.monotonic()
+        while sim.cursor >= 0:
+            if self._interrupted(cmd):
+                post(self.frame(cmd, stop="paused", stop_kind="pause", bps=bps))
+                return
+            index = sim.cursor
+            event = events[index]
+            sim.back()
+            before = bps.conditions(sim.evaluate) if conditions else {}
+            prev_time = events[index - 1].time if index > 0 else 0.0
+            hit = bps.check_reverse(event, prev_time, before, after)
+            if hit is not None:
+                sim.goto(index)  # stop right after the event, as a forward run would
+                post(self.frame(cmd, stop=hit.describe(), stop_kind="breakpoint", bps=bps))
+                return
+            after = before
+            last_post = self._maybe_progress(cmd, post, last_post)
+        post(self.frame(cmd, stop="at the start", stop_kind="start", bps=bps))
+
+
+class _Times(Sequence[float]):
+    """A lazy view of event times, so bisect over a million events copies nothing."""
+
+    def __init__(self, events: Sequence[Event]):
+        self._events = events
+
+    def __len__(self) -> int:
+        return len(self._events)
+
+    def __getitem__(self, i: Any) -> Any:
+        return self._events[i].time
+
+
+def parse_goto(text: str) -> tuple[str, float]:
+    """`42` / `#42` -> ("event", 42); `12.5s` / `t=12.5` / `@12.5` / `12.5` -> ("time", 12.5)."""
+    s = text.strip().lower().replace(" ", "")
+    if not s:
+        raise ValueError("type an event index (42) or a time (12.5s)")
+    if s.startswith("#"):
+        return "event", float(int(s[1:]))
+    for prefix in ("t=", "time=", "@", "t"):
+        if s.startswith(prefix) and len(s) > len(prefix):
+            value = float(s[len(prefix) :].rstrip("s"))
+            return "time", _check_time(value)
+    if s.endswith("s"):
+        return "time", _check_time(float(s[:-1]))
+    if s.lstrip("-").isdigit():
+        return "event", float(int(s))
+    return "time", _check_time(float(s))
+
+
+def _check_time(value: float) -> float:
+    if math.isnan(value) or value < 0:
+        raise ValueError("a time must be >= 0")
+    return value

@@ -1,0 +1,351 @@
+"""Screens besides the main one: help, go to, breakpoints, watches, the compile errors."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+from rich.style import Style
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen, Screen
+from textual.widgets import DataTable, Footer, Input, Static
+
+from pooltui.sim.events import MOMENTS
+from pooltui.tui.breakpoints import BreakpointError, BreakpointSet
+from pooltui.tui.driver import parse_goto
+
+if TYPE_CHECKING:
+    from pooltui.tui.app import PoolApp
+
+
+def binding_rows(groups: Iterable[tuple[str, Iterable[Binding]]]) -> Text:
+    text = Text()
+    for title, bindings in groups:
+        text.append(f"{title}\n", Style(bold=True, underline=True))
+        seen: set[str] = set()
+        for b in bindings:
+            if b.id is not None and b.id in seen:
+                continue
+            if b.id:
+                seen.add(b.id)
+            keys = ", ".join(_key_label(k) for k in b.key.split(","))
+            text.append(f"  {keys:<22}", Style(bold=True, color="#4e9ae6"))
+            text.append(f"{b.description or b.action:<34}")
+            text.append(f"{b.id or ''}\n", Style(dim=True))
+        text.append("\n")
+    return text
+
+
+def _key_label(key: str) -> str:
+    names = {
+        "question_mark": "?",
+        "right": "→",
+        "left": "←",
+        "space": "space",
+        "plus": "+",
+        "minus": "-",
+        "shift+c": "C",
+        "escape": "esc",
+    }
+    key = key.strip()
+    return names.get(key, key)
+
+
+class HelpScreen(ModalScreen[None]):
+    """Every binding, with its id (for keymaps)."""
+
+    BINDINGS = [
+        Binding("escape,q,question_mark,f1", "dismiss", "Close help", id="help.close"),
+    ]
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    HelpScreen > VerticalScroll {
+        width: 96; height: 90%; border: thick $primary; background: $surface; padding: 0 1;
+    }
+    """
+
+    def __init__(self, groups: list[tuple[str, list[Binding]]]) -> None:
+        super().__init__()
+        self.groups = groups
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll() as scroll:
+            scroll.border_title = "Keys (esc closes)"
+            yield Static(binding_rows(self.groups), id="help-body")
+            yield Static(
+                "Click a block or a session to inspect it; click an event to go there.\n"
+                "Breakpoints: `admit pool=kv`, `evict class=chat`, `preempt session=chat[3]`,\n"
+                "`if free(kv) < 64`, `at 12.5`; options after `;`: once, ignore N, off.\n"
+                f"Moments: {', '.join(MOMENTS)}",
+                id="help-notes",
+                markup=False,
+            )
+
+
+class GotoScreen(ModalScreen[tuple[str, float] | None]):
+    """Ask for an event index (42, #42) or a time (12.5s, t=12.5)."""
+
+    BINDINGS = [Binding("escape", "dismiss_none", "Cancel", id="goto.cancel")]
+    DEFAULT_CSS = """
+    GotoScreen { align: center middle; }
+    GotoScreen > Vertical {
+        width: 60; height: auto; border: thick $primary; background: $surface; padding: 1 2;
+    }
+    GotoScreen #goto-error { color: $error; height: auto; }
+    """
+
+    def compose(self) -> ComposeResult:
+        with Vertical() as box:
+            box.border_title = "Go to"
+            yield Static("An event index (42) or a time (12.5s):")
+            yield Input(placeholder="42  or  12.5s", id="goto-input")
+            yield Static("", id="goto-error", markup=False)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        try:
+            target = parse_goto(event.value)
+        except ValueError as exc:
+            text = str(exc) if "type an" in str(exc) or ">=" in str(exc) else f"not an event or a time: {event.value!r}"
+            self.query_one("#goto-error", Static).update(text)
+            return
+        self.dismiss(target)
+
+    def action_dismiss_none(self) -> None:
+        self.dismiss(None)
+
+
+class ExpressionScreen(ModalScreen[None]):
+    """A list of items with an input to add one: the base of breakpoints and watches."""
+
+    DEFAULT_CSS = """
+    ExpressionScreen { align: center middle; }
+    ExpressionScreen > Vertical {
+        width: 100; height: 80%; border: thick $primary; background: $surface; padding: 0 1;
+    }
+    ExpressionScreen DataTable { height: 1fr; }
+    ExpressionScreen .error { color: $error; height: auto; }
+    ExpressionScreen .hint { color: $text-muted; height: auto; }
+    """
+
+    def app_(self) -> PoolApp:
+        from pooltui.tui.app import PoolApp
+
+        app = self.app
+        assert isinstance(app, PoolApp)
+        return app
+
+
+class BreakpointsScreen(ExpressionScreen):
+    BINDINGS = [
+        Binding("escape", "close", "Close", id="breakpoints.close"),
+        Binding("space", "toggle", "Enable/disable", id="breakpoints.toggle"),
+        Binding("o", "once", "One-shot", id="breakpoints.once"),
+        Binding("delete,d", "delete", "Delete", id="breakpoints.delete"),
+        Binding("plus", "ignore(1)", "Ignore +1", id="breakpoints.ignore_more"),
+        Binding("minus", "ignore(-1)", "Ignore -1", id="breakpoints.ignore_less"),
+        Binding("tab", "app.focus_next", "Next field", show=False),
+    ]
+
+    def __init__(self, breakpoints: BreakpointSet, parse: Callable[[str], Any]) -> None:
+        super().__init__()
+        self.breakpoints = breakpoints
+        self.parse = parse
+
+    def compose(self) -> ComposeResult:
+        with Vertical() as box:
+            box.border_title = "Breakpoints"
+            yield DataTable(id="bp-table", cursor_type="row", zebra_stripes=True)
+            yield Static(
+                "Add: a moment (admit pool=kv, evict class=chat, preempt session=chat[3]), "
+                "a condition (if free(kv) < 64) or a time (at 12.5); options after ';': "
+                "once, ignore N, off.   In the list: space on/off, o one-shot, +/- ignore, d delete.",
+                classes="hint",
+                markup=False,
+            )
+            yield Input(placeholder="admit pool=kv   |   if queued(kv) > 3; once   |   at 2.5", id="bp-input")
+            yield Static("", id="bp-error", classes="error", markup=False)
+            yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_columns("#", "on", "breakpoint", "options", "hits")
+        self.refresh_table()
+        self.query_one("#bp-input", Input).focus()
+
+    def refresh_table(self) -> None:
+        table = self.query_one(DataTable)
+        row = table.cursor_row
+        table.clear()
+        for bp in self.breakpoints:
+            table.add_row(
+                str(bp.id),
+                "●" if bp.enabled else "○",
+                bp.describe(),
+                bp.options(),
+                str(bp.hits),
+                key=str(bp.id),
+            )
+        if self.breakpoints.items:
+            table.move_cursor(row=min(row, len(self.breakpoints.items) - 1))
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        error = self.query_one("#bp-error", Static)
+        try:
+            bp = self.parse(event.value)
+        except BreakpointError as exc:
+            error.update(exc.text)
+            return
+        self.breakpoints.add(bp)
+        self.app_().breakpoints_changed()
+        error.update("")
+        event.input.value = ""
+        self.refresh_table()
+
+    def _current(self) -> Any:
+        table = self.query_one(DataTable)
+        if not self.breakpoints.items or table.cursor_row < 0:
+            return None
+        if table.cursor_row >= len(self.breakpoints.items):
+            return None
+        return self.breakpoints.items[table.cursor_row]
+
+    def _list_focused(self) -> bool:
+        return isinstance(self.focused, DataTable)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # Typing in the input must not toggle breakpoints.
+        if action in ("toggle", "once", "delete", "ignore") and not self._list_focused():
+            return False
+        return True
+
+    def action_toggle(self) -> None:
+        bp = self._current()
+        if bp is not None:
+            bp.enabled = not bp.enabled
+            self._changed()
+
+    def action_once(self) -> None:
+        bp = self._current()
+        if bp is not None:
+            bp.one_shot = not bp.one_shot
+            self._changed()
+
+    def action_ignore(self, delta: int) -> None:
+        bp = self._current()
+        if bp is not None:
+            bp.ignore = max(0, bp.ignore + delta)
+            self._changed()
+
+    def action_delete(self) -> None:
+        bp = self._current()
+        if bp is not None:
+            self.breakpoints.remove(bp.id)
+            self._changed()
+
+    def _changed(self) -> None:
+        self.app_().breakpoints_changed()
+        self.refresh_table()
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+class WatchesScreen(ExpressionScreen):
+    BINDINGS = [
+        Binding("escape", "close", "Close", id="watches.close"),
+        Binding("delete,d", "delete", "Delete", id="watches.delete"),
+        Binding("tab", "app.focus_next", "Next field", show=False),
+    ]
+
+    def __init__(self, watches: list[tuple[str, Any]], compile_watch: Callable[[str], Any]) -> None:
+        super().__init__()
+        self.watches = watches
+        self.compile_watch = compile_watch
+
+    def compose(self) -> ComposeResult:
+        with Vertical() as box:
+            box.border_title = "Watches"
+            yield DataTable(id="watch-table", cursor_type="row")
+            yield Static(
+                "An expression of the spec language over queries, shown at every step "
+                "(e.g. free(kv), queued(kv) > 3, residents(gpu)). In the list: d deletes.",
+                classes="hint",
+                markup=False,
+            )
+            yield Input(placeholder="free(kv)", id="watch-input")
+            yield Static("", id="watch-error", classes="error", markup=False)
+            yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_columns("watch")
+        self.refresh_table()
+        self.query_one("#watch-input", Input).focus()
+
+    def refresh_table(self) -> None:
+        table = self.query_one(DataTable)
+        table.clear()
+        for text, _ in self.watches:
+            table.add_row(text)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        text = event.value.strip()
+        error = self.query_one("#watch-error", Static)
+        if not text:
+            return
+        try:
+            expr = self.compile_watch(text)
+        except Exception as exc:
+            render = getattr(exc, "render", None)
+            error.update(render() if callable(render) else str(exc))
+            return
+        error.update("")
+        event.input.value = ""
+        self.watches.append((text, expr))
+        self.app_().watches_changed()
+        self.refresh_table()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "delete" and not isinstance(self.focused, DataTable):
+            return False
+        return True
+
+    def action_delete(self) -> None:
+        table = self.query_one(DataTable)
+        row = table.cursor_row
+        if 0 <= row < len(self.watches):
+            del self.watches[row]
+            self.app_().watches_changed()
+            self.refresh_table()
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+class CompileErrorScreen(Screen[None]):
+    """A spec that does not compile: its located errors, exactly as `pooltui check`."""
+
+    BINDINGS = [
+        Binding("q,escape", "app.quit", "Quit", id="errors.quit"),
+        Binding("r", "app.reload", "Reload the spec", id="errors.reload"),
+    ]
+    DEFAULT_CSS = """
+    CompileErrorScreen { padding: 1 2; }
+    CompileErrorScreen #error-title { color: $error; text-style: bold; height: auto; }
+    CompileErrorScreen #error-body { height: auto; padding: 1 0; }
+    """
+
+    def __init__(self, spec: str, text: str) -> None:
+        super().__init__()
+        self.spec = spec
+        self.text = text
+
+    def compose(self) -> ComposeResult:
+        yield Static(f"{self.spec} does not compile", id="error-title", markup=False)
+        with VerticalScroll():
+            yield Static(self.text, id="error-body", markup=False)
+            yield Static("Fix the spec and press r to reload it, or q to quit.", markup=False)
+        yield Footer()

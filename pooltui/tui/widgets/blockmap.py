@@ -1,0 +1,232 @@
+"""The block map of one pool: one cell per physical block, on the Line API.
+
+Only the visible rows are rendered (`render_line`), and each row's strip is cached by
+(snapshot generation, row, width), so a 100,000-block pool scrolls as fast as a small one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.cache import LRUCache
+from textual.geometry import Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from pooltui.sim.snapshot import PoolView
+from pooltui.tui.colors import contrast_text, dimmed_hex, rank_glyph, session_hex
+
+CELL = 2  # characters per block: a square-ish cell
+GUTTER = 7  # the block index of each row's first cell
+
+
+@dataclass(frozen=True)
+class Palette:
+    """Theme colours the map needs (resolved once per theme change)."""
+
+    background: str = "#1e1e1e"
+    free: str = "#3a3a3a"
+    muted: str = "#808080"
+    highlight: str = "#ffffff"
+    error: str = "#ff4444"
+
+
+class BlockMapView(ScrollView, can_focus=True):
+    """The physical blocks of a pool member, row by row."""
+
+    DEFAULT_CSS = """
+    BlockMapView {
+        height: auto;
+        max-height: 24;
+        scrollbar-size-vertical: 1;
+    }
+    BlockMapView.solo { height: 1fr; max-height: 100%; }
+    """
+
+    class BlockClicked(Message):
+        def __init__(self, pool: str, block: int) -> None:
+            super().__init__()
+            self.pool = pool
+            self.block = block
+
+    def __init__(self, pool: PoolView | None = None, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.pool: PoolView | None = pool
+        self.highlight: frozenset[int] = frozenset()
+        self.violation_blocks: frozenset[int] = frozenset()
+        self.selected: int | None = None
+        self.palette = Palette()
+        self._generation = 0
+        self._cache: LRUCache[tuple[int, int, int], Strip] = LRUCache(1024)
+        self._styles: dict[int, tuple[Style, str]] = {}
+
+    # ----------------------------------------------------------------- data
+    def set_pool(
+        self,
+        pool: PoolView,
+        highlight: frozenset[int] = frozenset(),
+        violation_blocks: frozenset[int] = frozenset(),
+    ) -> None:
+        self.pool = pool
+        self.highlight = highlight
+        self.violation_blocks = violation_blocks
+        self._invalidate()
+
+    def set_palette(self, palette: Palette) -> None:
+        if palette != self.palette:
+            self.palette = palette
+            self._invalidate()
+
+    def _invalidate(self) -> None:
+        self._generation += 1
+        self._styles.clear()
+        self._update_virtual_size()
+        self.refresh()
+
+    @property
+    def nblocks(self) -> int:
+        if self.pool is None or self.pool.blocks is None:
+            return 0
+        return self.pool.blocks.nblocks
+
+    def columns(self, width: int | None = None) -> int:
+        usable = (self.scrollable_content_region.width if width is None else width) - GUTTER
+        return max(1, usable // CELL)
+
+    def rows(self, width: int | None = None) -> int:
+        cols = self.columns(width)
+        return max(1, -(-self.nblocks // cols))
+
+    def _update_virtual_size(self) -> None:
+        width = self.scrollable_content_region.width
+        if width <= 0:
+            return
+        self.virtual_size = Size(width, self.rows(width))
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._cache.clear()
+        self._update_virtual_size()
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return self.rows(max(width, GUTTER + CELL))
+
+    # ----------------------------------------------------------------- rendering
+    def _owner_style(self, k: int) -> tuple[Style, str]:
+        """Style and glyph of cells whose `cells` value is k (0: free)."""
+        cached = self._styles.get(k)
+        if cached is not None:
+            return cached
+        pal = self.palette
+        if k == 0 or self.pool is None or self.pool.blocks is None:
+            result = (Style(color=pal.free, bgcolor=pal.background), "· ")
+        else:
+            owner = self.pool.blocks.owners[k - 1]
+            if owner.kind == "hold":
+                colour = session_hex(owner.session_id)
+                result = (Style(color=contrast_text(colour), bgcolor=colour), "  ")
+            else:
+                colour = dimmed_hex(owner.session_id, pal.background)
+                glyph = rank_glyph(owner.rank)
+                result = (Style(color=contrast_text(colour), bgcolor=colour, dim=False), glyph + " ")
+        self._styles[k] = result
+        return result
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        width = self.scrollable_content_region.width
+        row = y + scroll_y
+        key = (self._generation, row, width)
+        strip = self._cache.get(key)
+        if strip is None:
+            strip = self._render_row(row, width)
+            self._cache[key] = strip
+        return strip.crop_extend(scroll_x, scroll_x + width, Style(bgcolor=self.palette.background))
+
+    def _render_row(self, row: int, width: int) -> Strip:
+        pal = self.palette
+        blank = Style(bgcolor=pal.background)
+        blocks = self.pool.blocks if self.pool is not None else None
+        if blocks is None:
+            return Strip.blank(width, blank)
+        cols = self.columns(width)
+        start = row * cols
+        if start >= blocks.nblocks:
+            return Strip.blank(width, blank)
+        end = min(start + cols, blocks.nblocks)
+        gutter_style = Style(color=pal.muted, bgcolor=pal.background)
+        segments = [Segment(f"{start:>{GUTTER - 1}} ", gutter_style)]
+        cells = blocks.cells
+        marks = self.highlight | self.violation_blocks
+        if self.selected is not None:
+            marks = marks | {self.selected}
+        # Group runs of equal cells into one segment: few segments per row.
+        run_k = cells[start]
+        run_len = 0
+        text_parts: list[str] = []
+        for i in range(start, end):
+            k = cells[i]
+            if marks and i in marks:
+                if run_len:
+                    style, glyph = self._owner_style(run_k)
+                    segments.append(Segment(glyph * run_len, style))
+                    run_len = 0
+                segments.append(self._marked(i, k))
+                run_k = cells[i + 1] if i + 1 < end else k
+                continue
+            if k != run_k and run_len:
+                style, glyph = self._owner_style(run_k)
+                segments.append(Segment(glyph * run_len, style))
+                run_len = 0
+            run_k = k
+            run_len += 1
+        if run_len:
+            style, glyph = self._owner_style(run_k)
+            segments.append(Segment(glyph * run_len, style))
+        del text_parts
+        used = GUTTER + (end - start) * CELL
+        if used < width:
+            segments.append(Segment(" " * (width - used), blank))
+        return Strip(segments, max(width, used))
+
+    def _marked(self, i: int, k: int) -> Segment:
+        """A highlighted block: the event's blocks, a violation's, the inspected one."""
+        pal = self.palette
+        style, glyph = self._owner_style(k)
+        if i in self.violation_blocks:
+            return Segment("!!", Style(color="#ffffff", bgcolor=pal.error, bold=True))
+        if i == self.selected:
+            return Segment("[]", style + Style(bold=True, color=pal.highlight))
+        return Segment("◆" + glyph[1:], style + Style(bold=True, color=pal.highlight))
+
+    # ----------------------------------------------------------------- input
+    def block_at(self, x: int, y: int) -> int | None:
+        """The block under content offset (x, y), or None."""
+        scroll_x, scroll_y = self.scroll_offset
+        col_x = x + scroll_x - GUTTER
+        if col_x < 0:
+            return None
+        col = col_x // CELL
+        cols = self.columns()
+        if col >= cols:
+            return None
+        i = (y + scroll_y) * cols + col
+        return i if 0 <= i < self.nblocks else None
+
+    def on_click(self, event: events.Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is None or self.pool is None:
+            return
+        block = self.block_at(offset.x, offset.y)
+        if block is not None:
+            event.stop()
+            self.post_message(self.BlockClicked(self.pool.label, block))
+
+    def scroll_to_block(self, block: int) -> None:
+        row = block // self.columns()
+        height = self.scrollable_content_region.height
+        if not (self.scroll_offset.y <= row < self.scroll_offset.y + height):
+            self.scroll_to(y=max(0, row - height // 2), animate=False)

@@ -1,0 +1,397 @@
+"""The debugger's panels: pools, queue, stages, status, watches, inspector, notes.
+
+Each panel takes a `Snapshot` (immutable) and redraws from it; none keeps live simulator
+objects. Sessions are clickable everywhere (`app.inspect_session(ID)`), in their colour.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from rich.style import Style
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.widgets import Static
+
+from pooltui.sim.events import Event
+from pooltui.sim.snapshot import PoolView, Snapshot, StageView, Violation
+from pooltui.tui.colors import rank_glyph, session_hex
+from pooltui.tui.driver import WatchValue
+from pooltui.tui.widgets.blockmap import BlockMapView, Palette
+
+Number = int | float
+
+
+def fmt(value: Number | None) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        if math.isinf(value):
+            return "inf"
+        if value.is_integer() and abs(value) < 1e15:
+            return str(int(value))
+        return f"{value:.4g}"
+    return str(value)
+
+
+def session_text(name: str, session_id: int | None, *, bold: bool = True) -> Text:
+    """A session's name in its colour; clicking it inspects the session."""
+    meta = {"@click": f"app.inspect_session({session_id})"} if session_id is not None else {}
+    return Text(name, style=Style(color=session_hex(session_id), bold=bold, meta=meta))
+
+
+def bar(pool: PoolView, width: int, palette: Palette) -> Text:
+    """allocated / cached / free against cap, as a one-line bar."""
+    text = Text()
+    if pool.nblocks is None or math.isinf(pool.cap):
+        used = pool.allocated + pool.cached
+        a = round(width * pool.allocated / used) if used else 0
+        c = round(width * pool.cached / used) if used else 0
+        text.append("█" * a, Style(color="#4e9ae6"))
+        text.append("▒" * c, Style(color="#808080"))
+        text.append("·" * (width - a - c), Style(color=palette.free))
+        return text
+    cap = pool.cap or 1
+    a = math.ceil(width * pool.allocated / cap) if pool.allocated else 0
+    c = math.ceil(width * pool.cached / cap) if pool.cached else 0
+    over = a + c > width
+    if over:  # a broken pool: show the excess in the error colour
+        c = max(0, width - a)
+    text.append("█" * a, Style(color="#4e9ae6"))
+    text.append("▒" * c, Style(color="#808080"))
+    text.append("·" * max(0, width - a - c), Style(color=palette.free))
+    return text
+
+
+class PoolCard(Vertical):
+    """One pool member: a header with its bar and invariant status, then its block map
+    (or, for `cap inf`, nothing more: the bar says it all)."""
+
+    DEFAULT_CSS = """
+    PoolCard { height: auto; margin-bottom: 1; }
+    PoolCard.solo { height: 1fr; }
+    PoolCard > .pool-head { height: auto; }
+    """
+
+    def __init__(self, pool: PoolView, solo: bool) -> None:
+        super().__init__(classes="solo" if solo else "", id=f"pool-{_safe(pool.label)}")
+        self.pool = pool
+        self.solo = solo
+        self.head = Static(classes="pool-head")
+        self.map: BlockMapView | None = (
+            BlockMapView(pool, classes="solo" if solo else "") if pool.blocks is not None else None
+        )
+
+    def compose(self) -> ComposeResult:
+        yield self.head
+        if self.map is not None:
+            yield self.map
+
+    def update_pool(
+        self,
+        pool: PoolView,
+        violation: Violation | None,
+        event: Event | None,
+        palette: Palette,
+    ) -> None:
+        self.pool = pool
+        width = max(10, (self.size.width or 60) - 2)
+        head = Text()
+        head.append(pool.label, Style(bold=True))
+        cap = "inf" if math.isinf(pool.cap) else fmt(pool.cap)
+        if pool.block:
+            head.append(f"  cap {cap}  block {pool.block}  ({fmt(pool.nblocks)} blocks)", "dim")
+        else:
+            head.append(f"  cap {cap}", "dim")
+        head.append(f"  evict {pool.evict}  queue {pool.queue_policy}  preempt {pool.preempt}", "dim")
+        if pool.admit_via:
+            head.append(f"  admit via {pool.admit_via}", "dim")
+        if pool.tier_of:
+            head.append(f"  tier of {', '.join(pool.tier_of)}", "dim")
+        head.append("\n")
+        head.append_text(bar(pool, min(width, 60), palette))
+        head.append("\n")
+        head.append("allocated ", "dim")
+        head.append(fmt(pool.allocated), Style(color="#4e9ae6", bold=True))
+        head.append("  cached ", "dim")
+        head.append(fmt(pool.cached), Style(color="#a0a0a0", bold=True))
+        head.append("  free ", "dim")
+        head.append(fmt(pool.free), Style(bold=True))
+        head.append(f"  holds {len(pool.holds)}  entries {len(pool.entries)}  queued {len(pool.queue)}  ", "dim")
+        if violation is not None and (violation.pool in (None, pool.label)):
+            head.append(f"✗ {violation.invariant}: {violation.message}", Style(color=palette.error, bold=True))
+        else:
+            head.append("✓ invariants hold", Style(color="#5fc46a"))
+        if pool.nblocks is None:
+            head.append("\n")
+            head.append("cap inf: no block map; the bar shows allocated against cached", "dim italic")
+        self.head.update(head)
+        if self.map is not None:
+            highlight: frozenset[int] = frozenset()
+            if event is not None and event.pool == pool.label and event.blocks:
+                highlight = frozenset(event.blocks)
+            vblocks: frozenset[int] = frozenset()
+            if violation is not None and violation.pool == pool.label:
+                vblocks = frozenset(violation.blocks)
+            self.map.set_palette(palette)
+            self.map.set_pool(pool, highlight, vblocks)
+            if vblocks:
+                self.map.scroll_to_block(min(vblocks))
+            elif highlight:
+                self.map.scroll_to_block(min(highlight))
+
+
+def _safe(label: str) -> str:
+    return label.replace("[", "-").replace("]", "")
+
+
+class PoolsPanel(VerticalScroll):
+    """Every pool member, in declaration order."""
+
+    DEFAULT_CSS = """
+    PoolsPanel { padding: 0 1; }
+    """
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.cards: dict[str, PoolCard] = {}
+
+    def update_snapshot(self, snap: Snapshot, palette: Palette) -> None:
+        labels = [p.label for p in snap.pools]
+        if list(self.cards) != labels:
+            self.remove_children()
+            solo = sum(1 for p in snap.pools if p.blocks is not None) == 1 and len(snap.pools) <= 2
+            self.cards = {}
+            for p in snap.pools:
+                card = PoolCard(p, solo and p.blocks is not None)
+                self.cards[p.label] = card
+            self.mount_all(self.cards.values())
+        for p in snap.pools:
+            self.cards[p.label].update_pool(p, snap.violation, snap.last_event, palette)
+
+    def card(self, label: str) -> PoolCard | None:
+        return self.cards.get(label)
+
+
+class QueuePanel(VerticalScroll):
+    """Waiting holds of every pool, in selection order."""
+
+    LIMIT = 200  # rows per pool; the rest is counted
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="queue-body")
+
+    def update_snapshot(self, snap: Snapshot) -> None:
+        text = Text()
+        any_queue = False
+        for pool in snap.pools:
+            if not pool.queue:
+                continue
+            any_queue = True
+            text.append(f"{pool.label}", Style(bold=True))
+            text.append(f"  {len(pool.queue)} waiting, {pool.queue_policy}\n", "dim")
+            text.append("  #  session        units   need reserve   hit  keys          waited\n", "dim")
+            for item in pool.queue[: self.LIMIT]:
+                text.append(f"{item.position:>3}  ")
+                name = session_text(item.session, item.session_id)
+                name.pad_right(max(0, 13 - len(item.session)))
+                text.append_text(name)
+                keys = "(" + ", ".join(fmt(k) for k in item.keys) + ")" if item.keys else ""
+                text.append(
+                    f"{fmt(item.units):>6} {fmt(item.need):>6} {fmt(item.reserve):>7} {fmt(item.hit):>5}  "
+                    f"{keys:<13} {item.waited:>6.3g}s"
+                )
+                if item.preempted:
+                    text.append("  ⟲ preempted", Style(color="#e6994e", bold=True))
+                text.append("\n")
+            if len(pool.queue) > self.LIMIT:
+                text.append(f"  … {len(pool.queue) - self.LIMIT} more\n", "dim")
+        if not any_queue:
+            text.append("no hold is waiting", "dim italic")
+        self.query_one("#queue-body", Static).update(text)
+
+
+def stage_text(stage: StageView) -> Text:
+    text = Text()
+    text.append(stage.label, Style(bold=True))
+    if stage.kind == "step":
+        state = "busy" if stage.busy else "idle"
+        text.append(f"  step  iteration #{stage.iteration} ({state}", "dim")
+        if stage.busy and stage.iteration_end is not None:
+            text.append(f", ends {fmt(stage.iteration_end)}s", "dim")
+        text.append(")", "dim")
+        if stage.preempted:
+            text.append("  preempted", Style(color="#e6994e", bold=True))
+        text.append("\n")
+        text.append(
+            f"  budget {fmt(stage.budget)}: used {fmt(stage.budget_used)}, left {fmt(stage.budget_left)}"
+            f"   seats {fmt(stage.seats)}: left {fmt(stage.seats_left)}"
+        )
+        if stage.memory:
+            text.append(f"   memory {', '.join(stage.memory)}", "dim")
+        text.append("\n")
+        if stage.residents:
+            text.append("  session        phase      tokens computed context  progress\n", "dim")
+        for r in stage.residents:
+            text.append("  ")
+            name = session_text(r.session, r.session_id)
+            name.pad_right(max(0, 13 - len(r.session)))
+            text.append_text(name)
+            phase_style = {"prefill": "#4e9ae6", "decode": "#5fc46a", "recompute": "#e6994e"}.get(
+                r.phase, "#808080"
+            )
+            text.append(f"  {r.phase:<9}", Style(color=phase_style))
+            progress = (
+                f"{fmt(r.computed)}/{fmt(r.target)}" if r.phase in ("prefill", "recompute")
+                else f"step {r.steps_done}/{fmt(r.target)}"
+            )  # fmt: skip
+            text.append(f" {r.tokens:>6} {fmt(r.computed):>8} {fmt(r.context):>7}  {progress}\n")
+    else:
+        text.append(f"  link  rate {fmt(stage.rate)}  lanes {stage.lanes}", "dim")
+        text.append(f"  queued {len(stage.queued_jobs)}\n", "dim")
+        for job in stage.jobs:
+            text.append("  ")
+            text.append_text(session_text(job.session, job.session_id))
+            what = f" {job.kind}"
+            if job.kind == "spill":
+                what += f" {fmt(job.units)} units to {job.tier}"
+            text.append(what + "  ")
+            filled = int(round(job.progress * 20))
+            text.append("█" * filled, Style(color=session_hex(job.session_id)))
+            text.append("░" * (20 - filled), "dim")
+            text.append(f" {job.progress * 100:3.0f}%\n")
+    return text
+
+
+class StagesPanel(VerticalScroll):
+    def compose(self) -> ComposeResult:
+        yield Static(id="stages-body")
+
+    def update_snapshot(self, snap: Snapshot) -> None:
+        text = Text()
+        for i, stage in enumerate(snap.stages):
+            if i:
+                text.append("\n")
+            text.append_text(stage_text(stage))
+        if not snap.stages:
+            text.append("no stage", "dim italic")
+        self.query_one("#stages-body", Static).update(text)
+
+
+def watches_text(values: Iterable[WatchValue], error_colour: str) -> Text:
+    text = Text()
+    rows = list(values)
+    if not rows:
+        text.append("no watch: press w to add one (an expression of the spec language)", "dim italic")
+        return text
+    for w in rows:
+        text.append(f"{w.text}", Style(bold=True))
+        text.append(" = ")
+        if w.error is not None:
+            text.append(w.shown(), Style(color=error_colour))
+        elif w.changed:
+            text.append(w.shown(), Style(color="#000000", bgcolor="#c9a227", bold=True))
+            text.append("  changed", Style(color="#c9a227"))
+        else:
+            text.append(w.shown())
+        text.append("\n")
+    return text
+
+
+def inspect_block_text(snap: Snapshot, pool_label: str, block: int) -> Text:
+    text = Text()
+    try:
+        pool = snap.pool(pool_label)
+    except KeyError:
+        return Text(f"no pool {pool_label} at this event", "dim")
+    text.append(f"block {block} of {pool_label}", Style(bold=True))
+    if pool.blocks is not None:
+        text.append(f"  ({pool.blocks.unit} units)\n", "dim")
+        owner = pool.blocks.owner(block) if 0 <= block < pool.blocks.nblocks else None
+    else:
+        text.append("\n")
+        owner = None
+    if owner is None:
+        text.append("free\n", "dim")
+        return text
+    if owner.kind == "hold":
+        text.append("allocated to ")
+        text.append_text(session_text(owner.session, owner.session_id))
+        text.append("\n")
+        hold = next((h for h in pool.holds if h.session_id == owner.session_id), None)
+        if hold is not None:
+            text.append(
+                f"hold: size {fmt(hold.size)} units ({hold.blocks} blocks), computed {fmt(hold.computed)}, "
+                f"context {fmt(hold.context)}, reserve {fmt(hold.reserve)}\n"
+                f"admitted at {fmt(hold.admitted_at)}s (order {hold.admit_order}); "
+                f"this is block {hold.physical.index(block) if block in hold.physical else '?'} of the hold\n"
+            )
+    else:
+        text.append("cached: entry of ")
+        text.append_text(session_text(owner.session, owner.session_id))
+        text.append(f", eviction rank {owner.rank} ({rank_glyph(owner.rank)})\n")
+    entry = next((e for e in pool.entries if e.session_id == owner.session_id), None)
+    if entry is not None:
+        keys = ", ".join(fmt(k) for k in entry.keys)
+        text.append(
+            f"cache entry: {fmt(entry.units)} units ({entry.blocks} blocks), rank {entry.rank} "
+            f"(0 goes first), keys ({keys}), last release {fmt(entry.last)}s"
+            f"{', spilled here' if entry.spilled else ''}{'' if entry.alive else ', session ended'}\n"
+        )
+    text.append("\n")
+    text.append_text(inspect_session_text(snap, owner.session_id, owner.session))
+    return text
+
+
+def inspect_session_text(snap: Snapshot, session_id: int | None, name: str | None = None) -> Text:
+    text = Text()
+    view = next((s for s in snap.sessions if s.session_id == session_id), None)
+    if view is None:
+        label = name or f"session #{session_id}"
+        text.append_text(session_text(label, session_id))
+        text.append(" is not live at this event (not arrived yet, or ended)\n", "dim")
+        for pool in snap.pools:
+            for e in pool.entries:
+                if e.session_id == session_id:
+                    text.append(
+                        f"cache entry in {pool.label}: {fmt(e.units)} units, rank {e.rank}, "
+                        f"last release {fmt(e.last)}s\n"
+                    )
+        return text
+    text.append_text(session_text(view.name, view.session_id))
+    text.append(f"  class {view.session_class}, index {view.index}, serial {view.serial}\n", "dim")
+    text.append(f"state: {view.state}; arrived {fmt(view.arrived)}s\n")
+    if view.attrs:
+        text.append("attributes: ")
+        text.append("  ".join(f"{k}={fmt(v)}" for k, v in view.attrs))
+        text.append("\n")
+    for hold in view.holds:
+        text.append(
+            f"hold {hold.pool}: size {fmt(hold.size)} ({hold.blocks} blocks), computed {fmt(hold.computed)}, "
+            f"context {fmt(hold.context)}, reserve {fmt(hold.reserve)}\n"
+        )
+    for pool in snap.pools:
+        for item in pool.queue:
+            if item.session_id == session_id:
+                text.append(
+                    f"queued on {pool.label} at position {item.position}: units {fmt(item.units)}, "
+                    f"hit {fmt(item.hit)}, waited {item.waited:.3g}s"
+                    f"{', preempted' if item.preempted else ''}\n"
+                )
+        for e in pool.entries:
+            if e.session_id == session_id:
+                text.append(
+                    f"cache entry in {pool.label}: {fmt(e.units)} units ({e.blocks} blocks), "
+                    f"eviction rank {e.rank}, last release {fmt(e.last)}s\n"
+                )
+    for stage in snap.stages:
+        for r in stage.residents:
+            if r.session_id == session_id:
+                text.append(
+                    f"resident of {stage.label}: {r.phase}, {r.tokens} tokens this iteration\n"
+                )
+    if view.span is not None:
+        text.append(f"at {view.span.file}:{view.span.line}:{view.span.col}\n", "dim")
+    return text

@@ -1,0 +1,80 @@
+"""The spec's text, with the statement behind the current event highlighted (Line API)."""
+
+from __future__ import annotations
+
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from pooltui.lang.ir import Span
+
+
+class SourceView(ScrollView, can_focus=True):
+    def __init__(self, source: str = "", **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.lines = source.split("\n")
+        if self.lines and self.lines[-1] == "":
+            self.lines.pop()
+        self.span: Span | None = None
+        self.background = "#1e1e1e"
+        self.mark_bg = "#5a4a10"
+        self.line_bg = "#2d2d1a"
+        self.comment = "#6a9955"
+        self.gutter_width = len(str(len(self.lines))) + 3
+        self._update_size()
+
+    def _update_size(self) -> None:
+        longest = max((len(line) for line in self.lines), default=0)
+        self.virtual_size = Size(longest + self.gutter_width + 1, len(self.lines))
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._update_size()
+
+    def set_span(self, span: Span | None) -> None:
+        if span == self.span:
+            return
+        self.span = span
+        if span is not None and span.line >= 1:
+            height = max(1, self.scrollable_content_region.height)
+            top = self.scroll_offset.y
+            row = span.line - 1
+            if row < top or row >= top + height - 1:
+                self.scroll_to(y=max(0, row - height // 3), animate=False)
+        self.refresh()
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        width = self.scrollable_content_region.width
+        row = y + scroll_y
+        base = Style(bgcolor=self.background)
+        if row >= len(self.lines):
+            return Strip.blank(width, base)
+        text = self.lines[row].replace("\t", " ")
+        lineno = row + 1
+        span = self.span
+        in_span = span is not None and span.line <= lineno <= span.end_line
+        row_base = base + Style(bgcolor=self.line_bg) if in_span else base
+        gutter_style = row_base + Style(color="#808080")
+        marker = "▶" if span is not None and lineno == span.line else " "
+        segments = [Segment(f"{marker}{lineno:>{self.gutter_width - 3}} │", gutter_style)]
+        # Comments dimmed; the span's columns marked.
+        hash_at = text.find("#")
+        comment_style = row_base + Style(color=self.comment, italic=True)
+        start_col, end_col = 0, 0
+        if in_span and span is not None:
+            start_col = span.col - 1 if lineno == span.line else 0
+            end_col = span.end_col - 1 if lineno == span.end_line else len(text)
+            start_col = max(0, start_col)
+            end_col = max(start_col, min(len(text), end_col))
+        for i, ch in enumerate(text):
+            style = row_base
+            if hash_at >= 0 and i >= hash_at:
+                style = comment_style
+            if start_col <= i < end_col:
+                style = style + Style(bgcolor=self.mark_bg, bold=True)
+            segments.append(Segment(ch, style))
+        strip = Strip(Segment.simplify(segments))
+        return strip.crop_extend(scroll_x, scroll_x + width, row_base)
