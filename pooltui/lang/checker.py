@@ -12,7 +12,7 @@ import difflib
 import math
 import os
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from pooltui.lang import ast as A
@@ -82,6 +82,9 @@ class Ctx:
     columns: tuple[str, ...] = ()  # the CSV columns of the session
     csv: str | None = None  # the CSV (as written) of the session, for missing columns
     columns_only: bool = False  # arrive in a CSV session: columns but no other attributes
+    # Stage families that may be named bare here: the `admit via` stages of the pools of the
+    # enclosing holds (the member is the one joined with the hold's pool member).
+    joined: frozenset[str] = frozenset()
 
 
 @dataclass(slots=True)
@@ -151,7 +154,10 @@ class Checker:
             elif isinstance(d, A.ConstD):
                 first = self.const_decls.get(d.name)
                 if first is not None:
-                    self.err(d.name_span, f"duplicate constant '{d.name}' (first declared at {at(first.name_span)})")
+                    self.err(
+                        d.name_span,
+                        f"duplicate constant '{d.name}' (first declared at {at(first.name_span)})",
+                    )
                 else:
                     self.const_decls[d.name] = d
             elif isinstance(d, A.StageD):
@@ -168,7 +174,9 @@ class Checker:
 
         for name, cd in self.const_decls.items():
             if name in CONTEXT_VARIABLES:
-                self.err(cd.name_span, f"'{name}' is a context variable; a constant cannot take its name")
+                self.err(
+                    cd.name_span, f"'{name}' is a context variable; a constant cannot take its name"
+                )
                 self.const_failed.add(name)
         for name in self.const_decls:
             self.const_value(name)
@@ -189,9 +197,12 @@ class Checker:
         self.register(pool_syms, "pool")
         seen_sessions: dict[str, A.SessionD] = {}
         for s in sessions:
-            first = seen_sessions.get(s.name)
-            if first is not None:
-                self.err(s.name_span, f"duplicate session class '{s.name}' (first declared at {at(first.name_span)})")
+            first_s = seen_sessions.get(s.name)
+            if first_s is not None:
+                self.err(
+                    s.name_span,
+                    f"duplicate session class '{s.name}' (first declared at {at(first_s.name_span)})",
+                )
             else:
                 seen_sessions[s.name] = s
 
@@ -216,7 +227,9 @@ class Checker:
             pools=tuple(x for x in c_pools if x is not None),
             sessions=tuple(x for x in c_sessions if x is not None),
             checks=tuple(x for x in c_checks if x is not None),
-            consts=tuple((n, self.const_values[n]) for n in self.const_decls if n in self.const_values),
+            consts=tuple(
+                (n, self.const_values[n]) for n in self.const_decls if n in self.const_values
+            ),
             header_comment=header,
         )
 
@@ -226,7 +239,9 @@ class Checker:
             if first is None:
                 self.syms[sym.name] = sym
             elif first.kind == sym.kind:
-                self.err(sym.span, f"duplicate {kind} '{sym.name}' (first declared at {at(first.span)})")
+                self.err(
+                    sym.span, f"duplicate {kind} '{sym.name}' (first declared at {at(first.span)})"
+                )
             else:
                 self.err(
                     sym.span,
@@ -248,7 +263,7 @@ class Checker:
             return None
         self.const_stack.append(name)
         try:
-            value = self.fold(decl.expr, f"constant '{name}'", is_const_decl=True)
+            value = self.fold(decl.expr, f"constant '{name}'")
         finally:
             self.const_stack.pop()
         if value is None:
@@ -259,10 +274,9 @@ class Checker:
             return value
         return None
 
-    def fold(self, e: A.Expr, what: str, is_const_decl: bool = False) -> Number | None:
+    def fold(self, e: A.Expr, what: str) -> Number | None:
         """The value of a constant expression (numbers, constants, arithmetic, functions)."""
-        where = what if is_const_decl else what
-        cx = Ctx(where=where, queries=False, draw="it is folded at compile time", const=what)
+        cx = Ctx(where=what, queries=False, draw="it is folded at compile time", const=what)
         x = self.expr(e, cx)
         if x is None:
             return None
@@ -318,7 +332,9 @@ class Checker:
         for o in opts:
             first = seen.get(o.key)
             if first is not None:
-                self.err(o.key_span, f"duplicate option '{o.key}' (first given at {at(first.key_span)})")
+                self.err(
+                    o.key_span, f"duplicate option '{o.key}' (first given at {at(first.key_span)})"
+                )
             else:
                 seen[o.key] = o
         return seen
@@ -343,7 +359,7 @@ class Checker:
             ok &= v is not None
             kw["budget"] = float(v) if v is not None and math.isinf(v) else v
         if "seats" in opts and opts["seats"].expr is not None:
-            v = self.positive(opts["seats"].expr, "seats", whole=False, allow_inf=True)
+            v = self.positive(opts["seats"].expr, "seats", whole=True, allow_inf=True)
             ok &= v is not None
             kw["seats"] = v
         if "rate" in opts and opts["rate"].expr is not None:
@@ -399,17 +415,27 @@ class Checker:
             else:
                 near = close(name, [s.name for s in self.syms.values() if s.kind == "stage"])
             hint = f"; did you mean '{near}'?" if near else ""
-            noun = {"pool": "pool", "stage": "stage", "step": "step stage", "link": "link stage"}[want]
+            noun = {"pool": "pool", "stage": "stage", "step": "step stage", "link": "link stage"}[
+                want
+            ]
             self.err(span, f"unknown {noun} '{name}'{hint}")
             return None
-        need = {"pool": "a pool", "stage": "a stage", "step": "a step stage", "link": "a link stage"}[want]
+        need = {
+            "pool": "a pool",
+            "stage": "a stage",
+            "step": "a step stage",
+            "link": "a link stage",
+        }[want]
         good = (
             (want == "pool" and sym.kind == "pool")
             or (want == "stage" and sym.kind == "stage")
             or (want in ("step", "link") and sym.kind == "stage" and sym.stage_kind == want)
         )
         if not good:
-            self.err(span, f"{clause} needs {need}; '{name}' is {sym.desc()} (declared at {at(sym.span)})")
+            self.err(
+                span,
+                f"{clause} needs {need}; '{name}' is {sym.desc()} (declared at {at(sym.span)})",
+            )
             return None
         return sym
 
@@ -422,7 +448,9 @@ class Checker:
         if "cap" in opts and opts["cap"].expr is not None:
             cap = self.positive(opts["cap"].expr, "cap", whole=False, allow_inf=True)
             if cap is not None and not math.isinf(cap) and not _is_int(cap):
-                self.err(opts["cap"].expr.span, f"cap must be a whole number of units, got {fmt(cap)}")
+                self.err(
+                    opts["cap"].expr.span, f"cap must be a whole number of units, got {fmt(cap)}"
+                )
                 cap = None
             ok &= cap is not None
             if cap is not None:
@@ -606,7 +634,9 @@ class Checker:
             name=s.name,
             count=count,
             source=source,
-            arrive=arrive if arrive is not None else ir.ArriveAt(ir.Num(0, s.name_span), s.name_span),
+            arrive=arrive
+            if arrive is not None
+            else ir.ArriveAt(ir.Num(0, s.name_span), s.name_span),
             body=tuple(body),
             family=s.count is not None,
             span=s.name_span,
@@ -618,8 +648,18 @@ class Checker:
             return None
         return tuple(x for x in out if x is not None)
 
+    def joined(self, pools: Iterable[str]) -> frozenset[str]:
+        out = set()
+        for name in pools:
+            sym = self.syms.get(name)
+            if sym is not None and sym.admit_via is not None:
+                out.add(sym.admit_via)
+        return frozenset(out)
+
     def stmt(self, st: A.Stmt | A.Arrive, scope: _SessionScope) -> ir.Stmt | None:
         cx = scope.ctx_hold if scope.holds else scope.ctx_stmt
+        if scope.holds:
+            cx = replace(cx, joined=self.joined(h.pool for h in scope.holds))
         if isinstance(st, A.Assign):
             if st.name in self.const_decls:
                 self.err(st.name_span, f"'{st.name}' is a constant; it cannot be assigned")
@@ -633,9 +673,13 @@ class Checker:
             return None if v is None else ir.SetAttr(st.name, v, st.span)
         if isinstance(st, A.HoldS):
             ref = self.ref(st.ref, "pool", "hold", cx)
-            units = self.expr(st.units, scope.ctx_header)
-            need = self.expr(st.need, scope.ctx_header) if st.need is not None else None
-            reserve = self.expr(st.reserve, scope.ctx_header) if st.reserve is not None else None
+            header = replace(
+                scope.ctx_header,
+                joined=self.joined([*(h.pool for h in scope.holds), st.ref.name]),
+            )
+            units = self.expr(st.units, header)
+            need = self.expr(st.need, header) if st.need is not None else None
+            reserve = self.expr(st.reserve, header) if st.reserve is not None else None
             scope.holds.append(_Hold(st.ref.name))
             try:
                 body = self.block(st.body, scope)
@@ -643,14 +687,13 @@ class Checker:
                 scope.holds.pop()
             if ref is None or units is None or body is None:
                 return None
-            if (st.need is not None and need is None) or (st.reserve is not None and reserve is None):
+            if (st.need is not None and need is None) or (
+                st.reserve is not None and reserve is None
+            ):
                 return None
             return ir.Hold(ref, units, need, reserve, body, st.span)
         if isinstance(st, A.RunS):
-            shared_ok = any(
-                self.syms.get(h.pool) is not None and self.syms[h.pool].admit_via == st.ref.name
-                for h in scope.holds
-            )
+            shared_ok = st.ref.name in cx.joined
             ref = self.ref(st.ref, "step", "run", cx, bare_family_ok=shared_ok)
             amount = self.expr(st.amount, cx)
             if not scope.holds:
@@ -810,7 +853,9 @@ class Checker:
     def readable(self, cx: Ctx) -> list[str]:
         parts: list[str] = []
         if cx.vars:
-            parts.append("context variables " + ", ".join(v for v in CONTEXT_VARIABLES if v in cx.vars))
+            parts.append(
+                "context variables " + ", ".join(v for v in CONTEXT_VARIABLES if v in cx.vars)
+            )
         if cx.attrs:
             names = sorted(self.attr_names)
             if names:
@@ -862,7 +907,9 @@ class Checker:
         elif cx.attrs and name in self.attr_names:
             return ir.Attr(name, span)
         if name in self.attr_names and not cx.attrs:
-            self.err(span, f"'{name}' is a session attribute; {cx.where} cannot read session attributes")
+            self.err(
+                span, f"'{name}' is a session attribute; {cx.where} cannot read session attributes"
+            )
             return None
         sym = self.syms.get(name)
         if sym is not None:
@@ -896,7 +943,10 @@ class Checker:
                 self.err(e.name_span, f"{what}: '{fn}(…)' is a query")
                 return None
             if len(e.args) != 1:
-                self.err(e.span, f"{fn} takes 1 argument (a {'pool' if fn in POOL_QUERIES else 'stage'}), got {len(e.args)}")
+                self.err(
+                    e.span,
+                    f"{fn} takes 1 argument (a {'pool' if fn in POOL_QUERIES else 'stage'}), got {len(e.args)}",
+                )
                 return None
             want = "pool" if fn in POOL_QUERIES else "stage"
             arg = e.args[0]
@@ -905,9 +955,13 @@ class Checker:
             elif isinstance(arg, A.Index):
                 r = A.RefA(arg.name, arg.name_span, arg.index, arg.span)
             else:
-                self.err(arg.span, f"{fn} takes a {want} name, e.g. {fn}({'kv' if want == 'pool' else 'gpu'})")
+                self.err(
+                    arg.span,
+                    f"{fn} takes a {want} name, e.g. {fn}({'kv' if want == 'pool' else 'gpu'})",
+                )
                 return None
-            ref = self.ref(r, want, f"{fn}(…)", cx)
+            shared = want == "stage" and r.name in cx.joined
+            ref = self.ref(r, want, f"{fn}(…)", cx, bare_family_ok=shared)
             return None if ref is None else ir.Query(fn, ref, e.span)
         if fn in FUNCTIONS:
             lo, hi = FUNCTIONS[fn]
@@ -1015,7 +1069,9 @@ def _node_children(node: object) -> list[object]:
     if isinstance(node, A.Assign):
         return [node.value]
     if isinstance(node, A.HoldS):
-        return [x for x in (node.ref, node.units, node.need, node.reserve) if x is not None] + list(node.body)
+        return [x for x in (node.ref, node.units, node.need, node.reserve) if x is not None] + list(
+            node.body
+        )
     if isinstance(node, A.RunS):
         return [node.ref, node.amount]
     if isinstance(node, A.GrowS):

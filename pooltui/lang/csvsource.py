@@ -35,10 +35,7 @@ class Table:
 
 def _split(line: str) -> tuple[list[str], list[int]]:
     """Cells of one line and their 1-based start columns (quotes handled by the csv module)."""
-    if '"' not in line:
-        cells = line.split(",")
-    else:
-        cells = next(csv.reader([line]), [])
+    cells = line.split(",") if '"' not in line else next(csv.reader([line]), [])
     cols: list[int] = []
     col = 1
     if '"' not in line:

@@ -73,9 +73,7 @@ def render(diag: Diagnostic, source: str) -> str:
     if text is not None:
         # Tabs as spaces so the caret lines up; control characters (binary garbage) as
         # U+FFFD so they cannot drive the terminal.
-        shown = "".join(
-            " " if c == "\t" else (c if c.isprintable() else "\ufffd") for c in text
-        )
+        shown = "".join(" " if c == "\t" else (c if c.isprintable() else "\ufffd") for c in text)
         if len(shown) > 200:  # a huge line (binary garbage): show a window around the culprit
             start = max(0, span.col - 80)
             shown = shown[start : start + 160]

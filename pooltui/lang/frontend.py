@@ -11,7 +11,7 @@ import os
 from pooltui.lang import ast as A
 from pooltui.lang.checker import Checker, Ctx, Sym
 from pooltui.lang.errors import Diagnostic, SpecError
-from pooltui.lang.ir import CStage, Expr, Program, Span
+from pooltui.lang.ir import CStage, Expr, Hold, If, Program, Repeat, SetAttr, Span, Stmt
 from pooltui.lang.parser import parse
 
 # Specs are written by hand; a cap keeps a stray multi-megabyte file from stalling the
@@ -77,16 +77,22 @@ def compile_source(text: str, file: str = "<spec>", base_dir: str | None = None)
     if text.startswith("\ufeff"):
         text = text[1:]
     if len(text) > MAX_SPEC_BYTES:
-        raise _first(file, f"spec too large: {len(text):,} characters (the limit is {MAX_SPEC_BYTES:,})")
+        raise _first(
+            file, f"spec too large: {len(text):,} characters (the limit is {MAX_SPEC_BYTES:,})"
+        )
     if base_dir is None:
-        base_dir = os.path.dirname(os.path.abspath(file)) if not file.startswith("<") else os.getcwd()
+        base_dir = (
+            os.path.dirname(os.path.abspath(file)) if not file.startswith("<") else os.getcwd()
+        )
     decls, diags = parse(text, file)
     if diags or decls is None:
         raise SpecError(diags, source=text)
     checker = Checker(file, base_dir)
     program = checker.program(decls, text, header_comment(text))
     if checker.diags or program is None:
-        raise SpecError(checker.diags, source=text, sources=checker.sources)
+        # Source order (the checker works kind by kind); a CSV's own errors after the spec's.
+        diags = sorted(checker.diags, key=lambda d: (d.span.file != file, d.span.line, d.span.col))
+        raise SpecError(diags, source=text, sources=checker.sources)
     return program
 
 
@@ -100,12 +106,18 @@ def compile_condition(text: str, program: Program, file: str = "<condition>") ->
         raise SpecError(diags, source=text)
     checker = Checker(file, os.getcwd())
     for name, value in program.consts:
-        checker.const_decls[name] = A.ConstD(name, Span(file, 0, 0, 0, 0), A.Number(value, Span(file, 0, 0, 0, 0)), Span(file, 0, 0, 0, 0))
+        checker.const_decls[name] = A.ConstD(
+            name,
+            Span(file, 0, 0, 0, 0),
+            A.Number(value, Span(file, 0, 0, 0, 0)),
+            Span(file, 0, 0, 0, 0),
+        )
         checker.const_values[name] = value
     for st in program.stages:
         checker.syms[st.name] = _stage_sym(st)
     for p in program.pools:
         checker.syms[p.name] = Sym("pool", p.name, p.count, p.family, p.span, admit_via=p.admit_via)
+    checker.attr_names.update(_attribute_names(program))  # for "is a session attribute"
     cx = Ctx(
         "a breakpoint condition",
         frozenset({"now"}),
@@ -119,3 +131,22 @@ def compile_condition(text: str, program: Program, file: str = "<condition>") ->
 
 def _stage_sym(st: CStage) -> Sym:
     return Sym("stage", st.name, st.count, st.family, st.span, stage_kind=st.kind)
+
+
+def _attribute_names(program: Program) -> set[str]:
+    names: set[str] = set()
+    stack: list[Stmt] = []
+    for session in program.sessions:
+        if session.source is not None:
+            names.update(session.source.columns)
+        stack.extend(session.body)
+    while stack:
+        st = stack.pop()
+        if isinstance(st, SetAttr):
+            names.add(st.name)
+        elif isinstance(st, Hold | Repeat):
+            stack.extend(st.body)
+        elif isinstance(st, If):
+            stack.extend(st.then)
+            stack.extend(st.otherwise)
+    return names

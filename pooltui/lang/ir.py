@@ -106,7 +106,9 @@ class Ref:
     """A pool or stage named in a spec, with the member index when it is a family.
 
     `index` is None when the name is used bare: a family of one, or a name that the
-    checker resolved to be shared (N–1 join)."""
+    checker resolved to be shared (N–1 join). A stage family named bare in a `run`, or in a
+    stage query inside a hold (header or body), is the `admit via` stage of an enclosing
+    hold's pool: it means the member joined with that hold's pool member."""
 
     kind: Literal["pool", "stage"]
     name: str

@@ -31,6 +31,12 @@ POOL_OPTIONS = ("cap", "block", "evict", "preempt", "queue", "admit", "spill")
 STAGE_OPTIONS = ("budget", "seats", "time", "prefill", "serve", "rate", "lanes")
 STMT_KEYWORDS = ("hold", "run", "grow", "send", "wait", "repeat", "if")
 
+KEYWORDS = frozenset(
+    """seed const check stage step link pool session from limit budget seats time rate lanes
+    prefill decode chunked whole serve exclusive cap block evict lru by preempt none lifo queue
+    fifo admit via spill when arrive at every hold need reserve run grow send wait repeat if
+    else draw inf""".split()
+)
 _DECL_T = frozenset(k.upper() for k in DECL_KEYWORDS)
 _POOL_T = frozenset(k.upper() for k in POOL_OPTIONS)
 _STAGE_T = frozenset(k.upper() for k in STAGE_OPTIONS)
@@ -128,7 +134,9 @@ class _Builder:
         return A.Option(str(c[0]), self.sp(c[0], c[2]), self.ts(c[0]), word="by", keys=c[2])
 
     def opt_admit(self, c: list[Any]) -> A.Option:
-        return A.Option("admit", self.sp(c[0], c[2]), self.ts(c[0]), names=[(str(c[2]), self.ts(c[2]))])
+        return A.Option(
+            "admit", self.sp(c[0], c[2]), self.ts(c[0]), names=[(str(c[2]), self.ts(c[2]))]
+        )
 
     def opt_spill(self, c: list[Any]) -> A.Option:
         kw, tier, _via, link, work, _when, pred = c
@@ -165,7 +173,9 @@ class _Builder:
     def hold(self, c: list[Any]) -> A.HoldS:
         kw, ref, units, _n, need, _r, reserve, body = c
         span = self.sp(kw, units, need, reserve)
-        return A.HoldS(ref, units, need, reserve, body, span, self.dp(ref, units, need, reserve, body))
+        return A.HoldS(
+            ref, units, need, reserve, body, span, self.dp(ref, units, need, reserve, body)
+        )
 
     def run(self, c: list[Any]) -> A.RunS:
         kw, ref, kind, amount, rpar = c
@@ -331,8 +341,14 @@ def _resync(text: str, pos: int) -> int | None:
 
 
 def _prefix_tokens(parser: lark.Lark, text: str, end: int) -> list[Token]:
+    """The tokens of the declaration before `end` (from the last line that starts one), so
+    that an error late in a large spec does not relex all of it. Lines stay exact."""
+    start = 0
+    for m in _RESYNC.finditer(text, 0, end):
+        start = m.start()
+    pad = "\n" * text.count("\n", 0, start)
     try:
-        return list(parser.lex(text[:end]))
+        return list(parser.lex(pad + text[start:end]))
     except UnexpectedInput:  # pragma: no cover - the parser lexed this prefix already
         return []
 
@@ -384,11 +400,11 @@ def _what(first: Token | None, second: Token | None) -> str:
 
 
 def _describe(expected: set[str]) -> str:
-    if _DECL_T <= expected:
+    if expected >= _DECL_T:
         return "a declaration (seed, const, stage, pool, session or check)"
-    if _POOL_T <= expected:
+    if expected >= _POOL_T:
         return "a pool option (cap, block, evict, preempt, queue, admit via, spill) or '}'"
-    if _STAGE_T <= expected:
+    if expected >= _STAGE_T:
         return "a stage option (budget, seats, time, prefill, serve, rate, lanes) or '}'"
     if {"HOLD", "RUN"} <= expected:
         return "a statement or '}'"
@@ -398,7 +414,7 @@ def _describe(expected: set[str]) -> str:
     closers = [c for c in _CLOSERS if c in expected]
     if closers and (expected & _OPERATOR_T):
         return _one_of([terminal_display(c) for c in closers])
-    if _EXPR_START_T <= expected:
+    if expected >= _EXPR_START_T:
         return "an expression"
     names = sorted(terminal_display(e) for e in expected if e not in _OPERATOR_T)
     if not names:
@@ -430,7 +446,7 @@ def _friendly(
 ) -> tuple[Diagnostic, int | None]:
     """A lark exception as a located Diagnostic, and the offset to resume after."""
     if isinstance(exc, UnexpectedCharacters):
-        pos = exc.pos_in_stream
+        pos = exc.pos_in_stream or 0
         ch = text[pos] if 0 <= pos < len(text) else ""
         span = Span(file, exc.line, exc.column, exc.line, exc.column + 1)
         if ch == '"':
@@ -449,34 +465,54 @@ def _friendly(
         found = _found(tok)
         kind = tok.type
         word = str(tok)
-        if _POOL_T <= expected or _STAGE_T <= expected:
-            pool = _POOL_T <= expected
+        if expected >= _POOL_T or expected >= _STAGE_T:
+            pool = expected >= _POOL_T
             valid = POOL_OPTIONS if pool else STAGE_OPTIONS
             what = "pool" if pool else "stage"
-            listing = "cap, block, evict, preempt, queue, admit via, spill" if pool else (
-                "budget, seats, time, prefill, serve (step stages); rate, lanes (link stages)"
+            listing = (
+                "cap, block, evict, preempt, queue, admit via, spill"
+                if pool
+                else (
+                    "budget, seats, time, prefill, serve (step stages); rate, lanes (link stages)"
+                )
             )
             if kind == "NAME":
                 near = _close(word, valid)
                 hint = f" (did you mean '{near}'?)" if near else ""
-                return Diagnostic(span, f"unknown {what} option {found}{hint}; the options are {listing}"), pos
+                return Diagnostic(
+                    span, f"unknown {what} option {found}{hint}; the options are {listing}"
+                ), pos
             if kind.lower() in POOL_OPTIONS + STAGE_OPTIONS:
-                return Diagnostic(span, f"{found} is not a {what} option; the options are {listing}"), pos
+                return Diagnostic(
+                    span, f"{found} is not a {what} option; the options are {listing}"
+                ), pos
             opened = _open_braces(tokens)
             if kind in _DECL_T and opened:
                 o = opened[-1]
-                return Diagnostic(span, f"expected '}}' before {found}: the block opened at {o.line}:{o.column} is not closed"), pos
+                return Diagnostic(
+                    span,
+                    f"expected '}}' before {found}: the block opened at {o.line}:{o.column} is not closed",
+                ), pos
         if kind in _DECL_T and "RBRACE" in expected:
             opened = _open_braces(tokens)
             if opened:
                 o = opened[-1]
-                return Diagnostic(span, f"expected '}}' before {found}: the block opened at {o.line}:{o.column} is not closed"), pos
-        if kind == "RBRACE" and _DECL_T <= expected:
+                return Diagnostic(
+                    span,
+                    f"expected '}}' before {found}: the block opened at {o.line}:{o.column} is not closed",
+                ), pos
+        if kind == "RBRACE" and expected >= _DECL_T:
             return Diagnostic(span, "unexpected '}': no block is open here"), pos
-        if kind == "NAME" and _DECL_T <= expected:
+        if kind == "NAME" and expected >= _DECL_T:
             near = _close(word, DECL_KEYWORDS)
             hint = f" (did you mean '{near}'?)" if near else ""
-            return Diagnostic(span, f"expected a declaration (seed, const, stage, pool, session or check), found {found}{hint}"), pos
+            return Diagnostic(
+                span,
+                f"expected a declaration (seed, const, stage, pool, session or check), found {found}{hint}",
+            ), pos
+        if "NAME" in expected and kind.lower() in KEYWORDS:
+            msg = f"expected {_describe(expected)}, found {found} (a keyword: keywords are reserved)"
+            return Diagnostic(span, msg), pos
         if "SEMICOLON" in expected:
             first, second = _statement_start(tokens)
             msg = f"expected ';' after {_what(first, second)}, found {found}"
@@ -484,14 +520,19 @@ def _friendly(
                 prev = tokens[-1]
                 ec = prev.end_column or 1
                 span = Span(file, prev.end_line or 1, ec, prev.end_line or 1, ec + 1)
-            if first is not None and first.type == "NAME" and second is None and "EQUAL" in expected:
-                near = _close(str(first), STMT_KEYWORDS + ("arrive",))
+            if (
+                first is not None
+                and first.type == "NAME"
+                and second is None
+                and "EQUAL" in expected
+            ):
+                near = _close(str(first), (*STMT_KEYWORDS, "arrive"))
                 if near:
                     msg += f" (did you mean '{near}'?)"
             return Diagnostic(span, msg), pos
         msg = f"expected {_describe(expected)}, found {found}"
         if expected == {"EQUAL"} and tokens and tokens[-1].type == "NAME":
-            near = _close(str(tokens[-1]), STMT_KEYWORDS + ("arrive",))
+            near = _close(str(tokens[-1]), (*STMT_KEYWORDS, "arrive"))
             if near:
                 msg += f" (did you mean '{near}'?)"
         return Diagnostic(span, msg), pos

@@ -294,7 +294,7 @@ class Engine:
     def emit(
         self,
         moment: str,
-        why: str,
+        why: str | Callable[[], str],
         session: Session | None = None,
         pool: PoolState | None = None,
         name: str | None = None,
@@ -316,7 +316,7 @@ class Engine:
                 index,
                 s.now,
                 moment,
-                why,
+                why if isinstance(why, str) else why(),
                 session.name if session is not None else name,
                 session.sid if session is not None else sid_of,
                 self.t.sessions[session.cls].ir.name if session is not None else cls_of,
@@ -428,7 +428,7 @@ class Engine:
                 self.s.halted = f"check failed: {label}"
                 self.emit(
                     "check-failed",
-                    f'check "{label}" failed at {fmt_t(self.s.now)}',
+                    lambda: f'check "{label}" failed at {fmt_t(self.s.now)}',
                     span=span,
                     data=(("label", label),),
                 )
@@ -459,7 +459,7 @@ class Engine:
         s.class_counts[c][0] += 1
         self.emit(
             "arrive",
-            f"{name} arrived (serial {sess.serial})",
+            lambda: f"{name} arrived (serial {sess.serial})",
             session=sess,
             span=sd.ir.span,
             data=(("serial", sess.serial),),
@@ -574,8 +574,10 @@ class Engine:
             cc[2] += 1
         self.emit(
             "end",
-            f"{sess.name} {'finished' if how == 'done' else 'was rejected'} after "
-            f"{fmt_t(s.now - sess.arrived)}",
+            lambda: (
+                f"{sess.name} {'finished' if how == 'done' else 'was rejected'} after "
+                f"{fmt_t(s.now - sess.arrived)}"
+            ),
             session=sess,
             data=(("how", how),),
         )
@@ -587,7 +589,9 @@ class Engine:
         sess.frames[-1][2] += 1
         self.emit(
             "wake",
-            f"{sess.name} woke ({'its send landed' if reason == 'send' else 'its wait is over'})",
+            lambda: (
+                f"{sess.name} woke ({'its send landed' if reason == 'send' else 'its wait is over'})"
+            ),
             session=sess,
             data=(("reason", reason),),
         )
@@ -713,48 +717,67 @@ class Engine:
         env.waiting = len(p.queue)
         return env
 
+    def next_to_evict(self, p: PoolState, protect: int | None) -> Entry:
+        """The entry that goes first: lru is release order (the dict's order); by keys is
+        ascending keys, then release order."""
+        pd = self.t.pools[p.decl]
+        if pd.evict_keys is None:
+            for e in p.entries.values():
+                if e.sid != protect:
+                    return e
+            raise RuntimeError("evict: no cache left")  # pragma: no cover - callers check
+        best: tuple[tuple[Number, ...], int] | None = None
+        chosen: Entry | None = None
+        for e in p.entries.values():
+            if e.sid == protect:
+                continue
+            k = (self.entry_keys(p, e), e.order)
+            if best is None or k < best:
+                best, chosen = k, e
+        if chosen is None:  # pragma: no cover - callers check available() first
+            raise RuntimeError("evict: no cache left")
+        return chosen
+
     def evict(self, p: PoolState, nblocks: int, protect: int | None) -> None:
         """Evict `nblocks` blocks of cache, entries in eviction order, each from its tail."""
         pd = self.t.pools[p.decl]
+        s = self.s
         while nblocks > 0:
-            order = self.evict_order(p, protect)
-            if not order:  # pragma: no cover - callers check available() first
-                raise RuntimeError("evict: no cache left")
-            for e in order[:1] if pd.evict_keys is not None else order:
-                take = min(nblocks, e.nblocks)
-                gone = e.phys[len(e.phys) - take :] if p.nblocks is not None else []
-                del e.phys[len(e.phys) - take :]
-                units_before = e.units
-                e.nblocks -= take
-                e.units = min(e.units, e.nblocks * p.block)
-                units = units_before - e.units
-                p.cached -= take
-                for b in reversed(gone):
-                    p.owner[b] = 0
-                    p.free.append(b)
-                if e.nblocks == 0:
-                    del p.entries[e.sid]
-                nblocks -= take
-                self.s.counters["evictions"] += 1
-                self.s.counters["evicted_units"] += units
-                sess = self.s.live.get(e.sid)
-                name = sess.name if sess is not None else self.sid_name(e.sid)
-                self.emit(
-                    "evict",
+            e = self.next_to_evict(p, protect)
+            take = min(nblocks, e.nblocks)
+            gone = e.phys[len(e.phys) - take :] if p.nblocks is not None else []
+            del e.phys[len(e.phys) - take :]
+            units_before = e.units
+            e.nblocks -= take
+            e.units = min(e.units, e.nblocks * p.block)
+            units = units_before - e.units
+            p.cached -= take
+            for b in reversed(gone):
+                p.owner[b] = 0
+                p.free.append(b)
+            if e.nblocks == 0:
+                del p.entries[e.sid]
+            nblocks -= take
+            s.counters["evictions"] += 1
+            s.counters["evicted_units"] += units
+            sess = s.live.get(e.sid)
+            name = sess.name if sess is not None else self.sid_name(e.sid)
+            left = e.units
+            self.emit(
+                "evict",
+                lambda: (
                     f"evicted {units} units of {name}'s cached prefix from {p.label} "
-                    f"({'tail first' if e.nblocks else 'the whole entry'}; "
-                    f"{e.units} left) to make room",
-                    session=sess,
-                    pool=p,
-                    name=name,
-                    units=units,
-                    blocks=tuple(gone),
-                    data=(("entry", name), ("left", e.units)),
-                )
-                if pd.spill_when is not None:
-                    self.maybe_spill(p, e, units, name)
-                if nblocks <= 0:
-                    break
+                    f"({'tail first' if left else 'the whole entry'}; {left} left) to make room"
+                ),
+                session=sess,
+                pool=p,
+                name=name,
+                units=units,
+                blocks=tuple(gone),
+                data=(("entry", name), ("left", left)),
+            )
+            if pd.spill_when is not None:
+                self.maybe_spill(p, e, units, name)
 
     def sid_by_name(self, name: str) -> tuple[int | None, str | None]:
         cls, _, rest = name.partition("[")
@@ -828,8 +851,10 @@ class Engine:
         self.s.counters["spills"] += 1
         self.emit(
             "spill",
-            f"spilling {units} units of {name}'s prefix from {p.label} to "
-            f"{self.s.pools[tier_n].label} over {lk.label} ({fmt(work)} work)",
+            lambda: (
+                f"spilling {units} units of {name}'s prefix from {p.label} to "
+                f"{self.s.pools[tier_n].label} over {lk.label} ({fmt(work)} work)"
+            ),
             session=sess,
             pool=p,
             stage=lk,
@@ -851,9 +876,11 @@ class Engine:
             s.counters["drops"] += 1
             self.emit(
                 "spill-drop",
-                f"dropped {units} units of {name}'s prefix: {tier.label} cannot hold them "
-                f"even after evicting all its cache ({self.available(tier, job.sid)} blocks could be had, "
-                f"{n} needed)",
+                lambda: (
+                    f"dropped {units} units of {name}'s prefix: {tier.label} cannot hold them "
+                    f"even after evicting all its cache ({self.available(tier, job.sid)} blocks could be had, "
+                    f"{n} needed)"
+                ),
                 session=sess,
                 pool=tier,
                 name=name,
@@ -872,7 +899,7 @@ class Engine:
         e.spilled = True
         self.emit(
             "spilled",
-            f"{name}'s prefix landed in {tier.label}: its entry there is now {units} units",
+            lambda: f"{name}'s prefix landed in {tier.label}: its entry there is now {units} units",
             session=sess,
             pool=tier,
             name=name,
@@ -917,9 +944,9 @@ class Engine:
         sess.waiting_for = f"sending on {lk.label}"
         self.emit(
             "send",
-            f"{sess.name} sends {fmt(work)} work over {lk.label}"
+            lambda: (f"{sess.name} sends {fmt(work)} work over {lk.label}"
             + (f" (queued behind {len(lk.waiting_jobs) + len(lk.jobs) - lk.lanes + 1})"
-               if len(lk.jobs) >= lk.lanes else ""),
+               if len(lk.jobs) >= lk.lanes else "")),
             session=sess,
             stage=lk,
             span=stmt.span,
@@ -943,7 +970,7 @@ class Engine:
         p.queue.append(h)
         self.emit(
             "enqueue",
-            f"{sess.name} waits for {p.label} ({len(p.queue)} waiting)",
+            lambda: f"{sess.name} waits for {p.label} ({len(p.queue)} waiting)",
             session=sess,
             pool=p,
             span=stmt.span,
@@ -1121,8 +1148,10 @@ class Engine:
                 self.s.counters["evictions"] += 1
                 self.emit(
                     "evict",
-                    f"freed {left} units of {sess.name}'s own cached prefix in {p.label}: "
-                    f"past its hit of {hit}",
+                    lambda: (
+                        f"freed {left} units of {sess.name}'s own cached prefix in {p.label}: "
+                        f"past its hit of {hit}"
+                    ),
                     session=sess,
                     pool=p,
                     units=left,
@@ -1160,10 +1189,12 @@ class Engine:
             sess.frames.append([F_HOLD, self.t.body_of[id(body)], 0, h])
         self.emit(
             "admit",
-            f"admitted {sess.name} to {p.label}: {size} units"
-            + (f", {hit} from its cached prefix" if hit else "")
-            + (" (re-admitted after preemption)" if was_preempted else "")
-            + (f"; {st.label} has {fmt(st.budget_left)} tokens of budget left" if st else ""),
+            lambda: (
+                f"admitted {sess.name} to {p.label}: {size} units"
+                + (f", {hit} from its cached prefix" if hit else "")
+                + (" (re-admitted after preemption)" if was_preempted else "")
+                + (f"; {st.label} has {fmt(st.budget_left)} tokens of budget left" if st else "")
+            ),
             session=sess,
             pool=p,
             stage=st,
@@ -1193,7 +1224,7 @@ class Engine:
             h.queued = False
         self.emit(
             "reject",
-            f"rejected {sess.name} on {p.label}: {reason}, so it can never fit",
+            lambda: f"rejected {sess.name} on {p.label}: {reason}, so it can never fit",
             session=sess,
             pool=p,
             units=units if units is not None else (h.size or None),
@@ -1236,8 +1267,10 @@ class Engine:
         h.size = 0
         self.emit(
             "release",
-            f"{sess.name} released {size} units of {p.label}"
-            + (f"; {cached_units} stay cached as its prefix" if keep else ""),
+            lambda: (
+                f"{sess.name} released {size} units of {p.label}"
+                + (f"; {cached_units} stay cached as its prefix" if keep else "")
+            ),
             session=sess,
             pool=p,
             units=size,
@@ -1282,9 +1315,11 @@ class Engine:
             if sess.state != S_GROW_WAIT and (sess.run is None or sess.run.phase != "grow-wait"):
                 self.emit(
                     "grow-wait",
-                    f"{sess.name} waits to grow to {new_size} units: {p.label} has no room "
-                    f"({len(p.free) if p.nblocks is not None else 'inf'} free, {p.cached} cached blocks; "
-                    f"{need} needed)",
+                    lambda: (
+                        f"{sess.name} waits to grow to {new_size} units: {p.label} has no room "
+                        f"({len(p.free) if p.nblocks is not None else 'inf'} free, {p.cached} cached blocks; "
+                        f"{need} needed)"
+                    ),
                     session=sess,
                     pool=p,
                     units=new_size,
@@ -1298,8 +1333,10 @@ class Engine:
         if need or p.block == 1:
             self.emit(
                 "grow",
-                f"{sess.name}'s hold on {p.label} grew to {new_size} units"
-                + (f" (+{need} block{'s' if need != 1 else ''})" if p.block > 1 else ""),
+                lambda: (
+                    f"{sess.name}'s hold on {p.label} grew to {new_size} units"
+                    + (f" (+{need} block{'s' if need != 1 else ''})" if p.block > 1 else "")
+                ),
                 session=sess,
                 pool=p,
                 units=new_size,
@@ -1364,10 +1401,12 @@ class Engine:
         )
         self.emit(
             "preempt",
-            f"preempted {victim.name}: {p.label} had no room for "
-            f"{'its own' if victim is grower else grower.name + chr(39) + 's'} next "
-            f"{'block' if need == 1 else f'{need} blocks'} ({free_before} free, {cached_before} cached); "
-            f"{who}; {cached_units} units stay cached",
+            lambda: (
+                f"preempted {victim.name}: {p.label} had no room for "
+                f"{'its own' if victim is grower else grower.name + chr(39) + 's'} next "
+                f"{'block' if need == 1 else f'{need} blocks'} ({free_before} free, {cached_before} cached); "
+                f"{who}; {cached_units} units stay cached"
+            ),
             session=victim,
             pool=p,
             stage=st,
@@ -1384,7 +1423,9 @@ class Engine:
         p.queue.insert(0, h)
         self.emit(
             "enqueue",
-            f"{victim.name} re-enters the head of {p.label}'s queue to execute its hold again",
+            lambda: (
+                f"{victim.name} re-enters the head of {p.label}'s queue to execute its hold again"
+            ),
             session=victim,
             pool=p,
             span=self.hold_stmt(h).span,
@@ -1622,13 +1663,15 @@ class Engine:
         self.push(st.iter_end, P_ITER_END, s.stages.index(st), "end", s.stages.index(st))
         self.emit(
             "iteration",
-            f"{st.label} iteration {st.iteration}: {len(sched)} resident"
-            f"{'s' if len(sched) != 1 else ''} take {tokens} tokens"
-            + (f" of {fmt(st.budget)}" if not math.isinf(st.budget) else "")
-            + (f" ({prefills} prefill, {decodes} decode)" if sched else "")
-            + (f"; admitted {', '.join(admitted)}" if admitted else "")
-            + ("; preempted, so no admission" if preempted else "")
-            + f"; lasts {fmt_t(duration)}",
+            lambda: (
+                f"{st.label} iteration {st.iteration}: {len(sched)} resident"
+                f"{'s' if len(sched) != 1 else ''} take {tokens} tokens"
+                + (f" of {fmt(st.budget)}" if not math.isinf(st.budget) else "")
+                + (f" ({prefills} prefill, {decodes} decode)" if sched else "")
+                + (f"; admitted {', '.join(admitted)}" if admitted else "")
+                + ("; preempted, so no admission" if preempted else "")
+                + f"; lasts {fmt_t(duration)}"
+            ),
             stage=st,
             units=tokens,
             span=self.t.stages[st.decl].ir.span,
@@ -1716,8 +1759,10 @@ class Engine:
         st.scheduled = []
         self.emit(
             "iteration-end",
-            f"{st.label} iteration {st.iteration} ended: {tokens} tokens computed"
-            + (f"; {len(done)} run{'s' if len(done) != 1 else ''} done" if done else ""),
+            lambda: (
+                f"{st.label} iteration {st.iteration} ended: {tokens} tokens computed"
+                + (f"; {len(done)} run{'s' if len(done) != 1 else ''} done" if done else "")
+            ),
             stage=st,
             units=tokens,
             data=(("iteration", st.iteration), ("tokens", tokens)),
@@ -1732,7 +1777,7 @@ class Engine:
             stmt = self.current_stmt(sess)
             self.emit(
                 "run-done",
-                f"{sess.name} finished its {kind} on {st.label}",
+                lambda: f"{sess.name} finished its {kind} on {st.label}",
                 session=sess,
                 stage=st,
                 span=stmt.span if stmt is not None else None,
@@ -1754,9 +1799,11 @@ class Engine:
         )
         self.emit(
             "deadlock",
-            "nothing can ever move again: "
-            + "; ".join(f"{n} {w}" for n, w in waits[:8])
-            + (f"; and {len(waits) - 8} more" if len(waits) > 8 else ""),
+            lambda: (
+                "nothing can ever move again: "
+                + "; ".join(f"{n} {w}" for n, w in waits[:8])
+                + (f"; and {len(waits) - 8} more" if len(waits) > 8 else "")
+            ),
             others=tuple(n for n, _ in waits),
             data=(("waits", tuple(waits)),),
         )

@@ -7,6 +7,7 @@ IR: statements are referred to by (body id, position), pools and stages by index
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from typing import Any
 
 Number = int | float
@@ -173,7 +174,8 @@ class PoolState:
         # Free physical blocks: a stack, lowest id on top, so a fresh pool fills from 0.
         self.free: list[int] = list(range((self.nblocks or 0) - 1, -1, -1))
         self.owner: list[int] = [0] * (self.nblocks or 0)  # 0 free, >0 hold key, <0 -(sid+1)
-        self.entries: dict[int, Entry] = {}  # sid -> entry, in release order
+        # sid -> entry, in release order (an OrderedDict: the LRU end is O(1) to reach)
+        self.entries: OrderedDict[int, Entry] = OrderedDict()
         self.queue: list[Hold] = []  # preempted first (latest first), then by enqueue
         self.next_order = 0
         self.stage: int | None = None  # global stage member of `admit via`

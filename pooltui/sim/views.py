@@ -324,7 +324,9 @@ def build_snapshot(eng: Engine, events: list[Event], cursor: int) -> Snapshot:
         _stage_views(eng),
         tuple(sessions),
         counts,
-        s.finished,
+        # Known to be over: nothing scheduled and nobody left (a last settle could only
+        # fail a check), whether or not a step has tried to go past the end yet.
+        s.finished or (not s.heap and not s.live and (s.settled or not eng.t.checks)),
         s.halted,
         s.violation,
     )

@@ -350,6 +350,8 @@ class Controller:
         bps = cmd.breakpoints or BreakpointSet()
         events = sim.events
         conditions = bps.has_conditions()
+        if sim.cursor >= 0:
+            sim.back()  # leave the current state: a hit here is where we already are
         after = bps.conditions(sim.evaluate) if conditions else {}
         last_post = _time.monotonic()
         while sim.cursor >= 0:

@@ -166,7 +166,6 @@ class BlockMapView(ScrollView, can_focus=True):
         # Group runs of equal cells into one segment: few segments per row.
         run_k = cells[start]
         run_len = 0
-        text_parts: list[str] = []
         for i in range(start, end):
             k = cells[i]
             if marks and i in marks:
@@ -186,7 +185,6 @@ class BlockMapView(ScrollView, can_focus=True):
         if run_len:
             style, glyph = self._owner_style(run_k)
             segments.append(Segment(glyph * run_len, style))
-        del text_parts
         used = GUTTER + (end - start) * CELL
         if used < width:
             segments.append(Segment(" " * (width - used), blank))
@@ -226,6 +224,9 @@ class BlockMapView(ScrollView, can_focus=True):
             self.post_message(self.BlockClicked(self.pool.label, block))
 
     def scroll_to_block(self, block: int) -> None:
+        self.call_after_refresh(self._scroll_to_block, block)
+
+    def _scroll_to_block(self, block: int) -> None:
         row = block // self.columns()
         height = self.scrollable_content_region.height
         if not (self.scroll_offset.y <= row < self.scroll_offset.y + height):

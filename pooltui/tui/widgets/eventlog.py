@@ -75,7 +75,8 @@ class EventLog(ScrollView, can_focus=True):
         self.cursor = index
         self._generation += 1
         if follow:
-            self.scroll_to_index(index)
+            # After the layout has taken the new virtual size, or scroll_to clamps short.
+            self.call_after_refresh(self.scroll_to_index, index)
         self.refresh()
 
     def scroll_to_index(self, index: int) -> None:

@@ -38,12 +38,15 @@ class SourceView(ScrollView, can_focus=True):
             return
         self.span = span
         if span is not None and span.line >= 1:
-            height = max(1, self.scrollable_content_region.height)
-            top = self.scroll_offset.y
-            row = span.line - 1
-            if row < top or row >= top + height - 1:
-                self.scroll_to(y=max(0, row - height // 3), animate=False)
+            self.call_after_refresh(self._scroll_to_span, span)
         self.refresh()
+
+    def _scroll_to_span(self, span: Span) -> None:
+        height = max(1, self.scrollable_content_region.height)
+        top = self.scroll_offset.y
+        row = span.line - 1
+        if row < top or row >= top + height - 1:
+            self.scroll_to(y=max(0, row - height // 3), animate=False)
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset

@@ -1,0 +1,105 @@
+"""`pooltui SPEC` (the debugger) and `pooltui render SPEC ... -o FILE.svg` (a screenshot).
+
+`render` builds the same app, runs it headless at a fixed size, moves it to the event or
+time asked for, and saves what the screen shows as SVG. No terminal, no clock on screen:
+the same spec and arguments give the same file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def run_tui(spec: str) -> int:
+    from pooltui.tui.app import PoolApp
+
+    app = PoolApp.from_spec(spec)
+    result = app.run()
+    if app.compile_error is not None and app.sim is None:
+        # Leave the errors on the terminal too, as `pooltui check` prints them.
+        print(app.compile_error, file=sys.stderr)
+        return 1
+    return int(result or 0)
+
+
+def parse_size(text: str) -> tuple[int, int]:
+    try:
+        w, h = text.lower().split("x")
+        width, height = int(w), int(h)
+    except ValueError:
+        raise ValueError(f"--size wants WxH (e.g. 160x48), not {text!r}") from None
+    if not (20 <= width <= 1000 and 8 <= height <= 500):
+        raise ValueError(f"--size {text}: width 20..1000, height 8..500")
+    return width, height
+
+
+def render_app(
+    app: Any,
+    output: str,
+    *,
+    event: int | None = None,
+    time: float | None = None,
+    size: tuple[int, int] = (160, 48),
+    title: str | None = None,
+) -> str | None:
+    """Run `app` headless, go to `event` or `time`, write the SVG to `output`.
+    Returns why the simulation stopped there (or None)."""
+    from textual.pilot import Pilot
+
+    from pooltui.tui.app import PoolApp
+
+    assert isinstance(app, PoolApp)
+    stop: list[str | None] = [None]
+
+    async def auto_pilot(pilot: Pilot[Any]) -> None:
+        await pilot.pause()
+        await app.settle()
+        if app.sim is not None:
+            if event is not None:
+                app.send("goto", index=event)
+            elif time is not None:
+                app.send("goto_time", time=time)
+            await app.settle(timeout=600)
+        await pilot.pause()
+        await pilot.wait_for_scheduled_animations()
+        await pilot.pause()
+        stop[0] = app.stop
+        svg = app.export_screenshot(title=title or f"pooltui {Path(app.spec).name}")
+        Path(output).write_text(svg, encoding="utf-8")
+        app.exit(0)
+
+    app.run(headless=True, auto_pilot=auto_pilot, size=size)
+    return stop[0]
+
+
+def run_render(args: argparse.Namespace) -> int:
+    from pooltui.tui.app import PoolApp
+
+    try:
+        size = parse_size(args.size)
+    except ValueError as exc:
+        print(f"pooltui render: {exc}", file=sys.stderr)
+        return 2
+    if args.event is not None and args.time is not None:
+        print("pooltui render: give --event or --time, not both", file=sys.stderr)
+        return 2
+    if args.time is not None and not args.time >= 0:
+        print("pooltui render: --time must be >= 0", file=sys.stderr)
+        return 2
+    app = PoolApp.from_spec(args.spec)
+    try:
+        stop = render_app(app, args.output, event=args.event, time=args.time, size=size)
+    except OSError as exc:
+        print(f"pooltui render: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    if app.sim is None:
+        # The screenshot shows the errors; the terminal gets them as `check` prints them.
+        print(app.compile_error, file=sys.stderr)
+        return 1
+    snap = app.snapshot
+    where = f"event #{snap.event_index}, t={snap.time:.6g}s" if snap is not None else "the start"
+    print(f"wrote {args.output} ({size[0]}x{size[1]}) at {where}" + (f": {stop}" if stop else ""))
+    return 0
