@@ -879,11 +879,11 @@ class Checker:
             return None if value is None else ir.Num(value, span)
         if cx.const is not None:
             if name in CONTEXT_VARIABLES or name in self.attr_names or name in self.syms:
-                self.err(span, f"{cx.const} must be a constant: '{name}' is not one")
+                self.err(span, f"{_must(cx.const)}: '{name}' is not one")
             else:
                 near = close(name, self.const_decls)
                 hint = f"; did you mean '{near}'?" if near else ""
-                self.err(span, f"{cx.const} must be a constant: unknown name '{name}'{hint}")
+                self.err(span, f"{_must(cx.const)}: unknown name '{name}'{hint}")
             return None
         if name in CONTEXT_VARIABLES:
             if name in cx.vars:
@@ -939,7 +939,7 @@ class Checker:
             return self.argquery(e, cx)
         if fn in POOL_QUERIES or fn in STAGE_QUERIES:
             if not cx.queries or cx.const is not None:
-                what = cx.const + " must be a constant" if cx.const else f"{cx.where} cannot query"
+                what = _must(cx.const) if cx.const else f"{cx.where} cannot query"
                 self.err(e.name_span, f"{what}: '{fn}(…)' is a query")
                 return None
             if len(e.args) != 1:
@@ -986,7 +986,7 @@ class Checker:
     def argquery(self, e: A.CallE, cx: Ctx) -> ir.Expr | None:
         fn = e.name
         if not cx.queries or cx.const is not None:
-            what = cx.const + " must be a constant" if cx.const else f"{cx.where} cannot query"
+            what = _must(cx.const) if cx.const else f"{cx.where} cannot query"
             self.err(e.name_span, f"{what}: '{fn}(…)' is a query")
             return None
         if len(e.args) != 2 or not all(isinstance(a, A.Name) for a in e.args):
@@ -1018,7 +1018,7 @@ class Checker:
     def draw(self, e: A.DrawE, cx: Ctx) -> ir.Expr | None:
         if cx.draw is not None:
             if cx.const is not None:
-                self.err(e.span, f"{cx.const} must be a constant: it cannot draw")
+                self.err(e.span, f"{_must(cx.const)}: it cannot draw")
             else:
                 self.err(e.span, f"a draw is not allowed in {cx.where}: {cx.draw}")
             return None
@@ -1051,6 +1051,12 @@ class _Table:
     columns: tuple[str, ...]
     rows: tuple[tuple[float, ...], ...]
     span: Span
+
+
+def _must(what: str) -> str:
+    if what.startswith("constant "):  # `const A = now;`: "constant 'A' must be a constant" reads badly
+        return f"{what} must be known at compile time"
+    return f"{what} must be a constant"
 
 
 def _arity(lo: int, hi: int | None) -> str:

@@ -510,6 +510,9 @@ def _friendly(
                 span,
                 f"expected a declaration (seed, const, stage, pool, session or check), found {found}{hint}",
             ), pos
+        if kind == "ARRIVE" and {"HOLD", "RUN"} <= expected:
+            msg = "arrive belongs at the top of a session's body, not inside a block"
+            return Diagnostic(span, msg), pos
         if "NAME" in expected and kind.lower() in KEYWORDS:
             msg = f"expected {_describe(expected)}, found {found} (a keyword: keywords are reserved)"
             return Diagnostic(span, msg), pos

@@ -226,6 +226,7 @@ class Engine:
         self.events: list[Event] = events if events is not None else []
         self.record = record
         self.keep = True  # append events to `events` (headless runs stream them instead)
+        self.quiet: frozenset[str] = frozenset()  # moments not recorded (fast mode)
         self.stop_after: int | None = None
         self.env = Env(self)
         self.on_event: Callable[[Event], None] | None = None
@@ -305,6 +306,8 @@ class Engine:
         span: Span | None = None,
         data: tuple[tuple[str, Any], ...] = (),
     ) -> None:
+        if moment in self.quiet:
+            return
         s = self.s
         index = s.n_events
         s.n_events += 1
@@ -373,6 +376,12 @@ class Engine:
             s.halted = f"runtime error: {exc.message}"
             return False
         return True
+
+    def is_over(self) -> bool:
+        """Nothing more can happen: finished, or nothing scheduled and nobody left (a last
+        settle could only fail a check), whether or not a step has looked past the end."""
+        s = self.s
+        return s.finished or (not s.heap and not s.live and (s.settled or not self.t.checks))
 
     def advance_clock(self, t: float) -> None:
         s = self.s
@@ -1525,8 +1534,18 @@ class Engine:
             self.serve(st, sess)
 
     def resume_run(self, sess: Session) -> None:
-        assert sess.run is not None
-        self.join_stage(sess, self.s.stages[sess.run.stage])
+        run = sess.run
+        assert run is not None
+        h = self.hold_by_key(sess, run.hold)
+        if (run.kind == "prefill" and h.computed >= run.target) or (
+            run.kind == "decode" and run.steps >= run.target
+        ):
+            # Its run had finished when it was preempted: go on past it.
+            sess.run = None
+            sess.frames[-1][2] += 1
+            self.proceed(sess)
+            return
+        self.join_stage(sess, self.s.stages[run.stage])
 
     def leave_stage(self, sess: Session) -> None:
         if sess.run is None:
@@ -1626,8 +1645,23 @@ class Engine:
                     admitted = self.admit_in_iteration(st)
         finally:
             st.planning = False
-        tokens = sum(self.planned(sid) for sid in st.scheduled)
         preempted = s.counters["preemptions"] > preempts0
+        return self.launch_iteration(st, admitted, preempted, n0)
+
+    def launch_iteration(
+        self,
+        st: StageState,
+        admitted: list[str],
+        preempted: bool,
+        n0: int,
+        steady: int = 0,
+        fused: int = 1,
+    ) -> bool:
+        """Start the planned iteration: its time, its end on the heap, its event.
+        `steady` decodes were planned in bulk (fast mode); `fused` iterations of equal
+        length run back to back as one (fast mode)."""
+        s = self.s
+        tokens = sum(self.planned(sid) for sid in st.scheduled) + steady
         if tokens == 0 and not admitted and not preempted:
             # Nothing moved: not an event; the stage sleeps until something changes.
             for sid in st.residents:
@@ -1642,7 +1676,7 @@ class Engine:
         sched = [(s.live[sid].name, s.live[sid].run.phase, s.live[sid].run.tokens)  # type: ignore[union-attr]
                  for sid in st.scheduled]  # fmt: skip
         prefills = sum(1 for x in sched if x[1] in ("prefill", "recompute"))
-        decodes = len(sched) - prefills
+        decodes = len(sched) - prefills + steady
         duration = 0.0
         if tokens > 0:
             sd = self.t.stages[st.decl]
@@ -1650,7 +1684,7 @@ class Engine:
                 duration = 1.0
             else:
                 env = self.env.bind(None, None, s.now)
-                env.tokens, env.residents = tokens, len(sched)
+                env.tokens, env.residents = tokens, len(sched) + steady
                 env.prefills, env.decodes = prefills, decodes
                 duration = float(sd.time(env))
                 if duration < 0 or math.isnan(duration) or math.isinf(duration):
@@ -1658,7 +1692,7 @@ class Engine:
                     raise SpecRuntimeError(
                         f"the iteration time is {fmt(duration)}, not a duration", sd.ir.time.span
                     )
-        st.iter_end = s.now + duration
+        st.iter_end = self.iteration_end(st, duration, fused)
         used = st.budget - st.budget_left if not math.isinf(st.budget) else tokens
         self.push(st.iter_end, P_ITER_END, s.stages.index(st), "end", s.stages.index(st))
         self.emit(
@@ -1687,6 +1721,10 @@ class Engine:
             ),
         )
         return True
+
+    def iteration_end(self, st: StageState, duration: float, fused: int) -> float:
+        """When the iteration just planned ends (fast mode may run several as one)."""
+        return self.s.now + duration
 
     def planned(self, sid: int) -> int:
         run = self.s.live[sid].run
@@ -1728,8 +1766,23 @@ class Engine:
         return admitted
 
     def end_iteration(self, st: StageState) -> None:
-        s = self.s
         st.busy = False
+        tokens, done = self.apply_tokens(st)
+        self.emit(
+            "iteration-end",
+            lambda: (
+                f"{st.label} iteration {st.iteration} ended: {tokens} tokens computed"
+                + (f"; {len(done)} run{'s' if len(done) != 1 else ''} done" if done else "")
+            ),
+            stage=st,
+            units=tokens,
+            data=(("iteration", st.iteration), ("tokens", tokens)),
+        )
+        self.finish_runs(st, done)
+
+    def apply_tokens(self, st: StageState) -> tuple[int, list[Session]]:
+        """Each scheduled run adds the tokens it took to its hold's computed prefix."""
+        s = self.s
         done: list[Session] = []
         tokens = 0
         for sid in st.scheduled:
@@ -1757,19 +1810,14 @@ class Engine:
             run.full = False
             run.phase = "waiting"
         st.scheduled = []
-        self.emit(
-            "iteration-end",
-            lambda: (
-                f"{st.label} iteration {st.iteration} ended: {tokens} tokens computed"
-                + (f"; {len(done)} run{'s' if len(done) != 1 else ''} done" if done else "")
-            ),
-            stage=st,
-            units=tokens,
-            data=(("iteration", st.iteration), ("tokens", tokens)),
-        )
+        return tokens, done
+
+    def finish_runs(self, st: StageState, done: list[Session]) -> None:
+        """Finished runs leave the stage, in resident order; their sessions go on."""
+        s = self.s
         for sess in done:
-            if sess.sid not in s.live:
-                continue
+            if sess.sid not in s.live or sess.state != S_RESIDENT or sess.run is None:
+                continue  # rejected, or preempted by a session that went on before it
             finished = sess.run
             assert finished is not None
             kind = finished.kind

@@ -282,7 +282,7 @@ class Simulation:
 
     @property
     def finished(self) -> bool:
-        return self._at_frontier() and (self.engine.s.finished or self.engine.s.halted is not None)
+        return self._at_frontier() and (self.engine.is_over() or self.engine.s.halted is not None)
 
     @property
     def halted(self) -> str | None:

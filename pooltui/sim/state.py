@@ -88,7 +88,19 @@ class Entry:
 class Run:
     """A session's current `run` statement on a step stage."""
 
-    __slots__ = ("full", "hold", "kind", "phase", "stage", "steps", "target", "tokens")
+    __slots__ = (
+        "c0",
+        "d0",
+        "full",
+        "hold",
+        "kind",
+        "phase",
+        "s0",
+        "stage",
+        "steps",
+        "target",
+        "tokens",
+    )
 
     def __init__(self, stage: int, kind: str, target: int, hold: int) -> None:
         self.stage = stage  # global stage member number
@@ -99,6 +111,11 @@ class Run:
         self.tokens = 0  # planned this iteration
         self.full = False  # this iteration's decode tokens make a whole step
         self.phase = "waiting"
+        # Fast mode: a steady decoder's values are c0 / s0 at the stage's step count d0,
+        # plus the steps since (d0 is -1 when the run is not steady).
+        self.d0 = -1
+        self.c0 = 0
+        self.s0 = 0
 
 
 class Session:
@@ -189,9 +206,14 @@ class PoolState:
 
 class StageState:
     __slots__ = (
+        "buckets",
         "budget",
         "budget_left",
         "busy",
+        "dcount",
+        "fused",
+        "marks",
+        "steady",
         "decl",
         "exclusive",
         "iter_end",
@@ -232,6 +254,12 @@ class StageState:
         self.budget_left: Number = math.inf
         self.preempted = False
         self.scheduled: list[int] = []  # sids with tokens in the current iteration
+        # Fast mode (pooltui.sim.fast): steady decoders advance with a step counter.
+        self.dcount = 0  # steady steps taken so far
+        self.steady: dict[int, None] = {}  # sids of steady residents
+        self.buckets: dict[tuple[int, int], list[int]] = {}  # (pool, phase) -> sids
+        self.marks: list[tuple[int, int, int, int, int]] = []  # (D, kind, order, sid, d0)
+        self.fused = 0  # steady iterations the current iteration stands for (0: none)
         # links
         self.rate: Number = 1.0
         self.lanes = 1

@@ -324,9 +324,7 @@ def build_snapshot(eng: Engine, events: list[Event], cursor: int) -> Snapshot:
         _stage_views(eng),
         tuple(sessions),
         counts,
-        # Known to be over: nothing scheduled and nobody left (a last settle could only
-        # fail a check), whether or not a step has tried to go past the end yet.
-        s.finished or (not s.heap and not s.live and (s.settled or not eng.t.checks)),
+        eng.is_over(),
         s.halted,
         s.violation,
     )

@@ -10,12 +10,15 @@ steps and a key answers at once.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import queue
 from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
+from rich.style import Style
+from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
@@ -27,9 +30,6 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Static, TabbedContent, TabPane
 from textual.worker import get_current_worker
-
-from rich.style import Style
-from rich.text import Text
 
 from pooltui.sim.snapshot import Snapshot
 from pooltui.tui.breakpoints import BreakpointSet, Names, parse_breakpoint
@@ -169,7 +169,11 @@ class DebuggerScreen(Screen[None]):
             yield src
             with TabbedContent(id="side", classes="panel", initial="notes"):
                 with TabPane("Notes", id="notes"):
-                    yield Static(self.header_comment or "(the spec opens with no comment)", id="notes-body", markup=False)
+                    yield Static(
+                        self.header_comment or "(the spec opens with no comment)",
+                        id="notes-body",
+                        markup=False,
+                    )
                 with TabPane("Watches", id="watches"):
                     yield Static(id="watches-body")
                 with TabPane("Details", id="details"):
@@ -287,7 +291,7 @@ class PoolApp(App[int]):
         compile_condition: Callable[[str], Any] | None = None,
     ) -> None:
         super().__init__()
-        self.spec = spec or getattr(getattr(sim, "program", None), "file", "spec")
+        self.spec: str = spec or str(getattr(getattr(sim, "program", None), "file", "spec"))
         self.sim = sim
         self.compile_error = compile_error
         self._compile_condition = compile_condition
@@ -452,7 +456,9 @@ class PoolApp(App[int]):
             err = getattr(self.sim, "error", None)
             span = getattr(err, "span", span)
         screen.query_one(SourceView).set_span(span)
-        screen.query_one("#watches-body", Static).update(watches_text(frame.watches, self.palette.error))
+        screen.query_one("#watches-body", Static).update(
+            watches_text(frame.watches, self.palette.error)
+        )
         if frame.final and frame.stop_kind in ("violation", "error", "halt"):
             self.show_details()
             screen.query_one(TabbedContent).active = "details"
@@ -484,14 +490,18 @@ class PoolApp(App[int]):
             text.append(f"event #{snap.event_index}")
             text.append(f" of {total}  ", "dim")
             c = snap.counts
-            text.append(f"arrived {c.arrived} live {c.live} done {c.done} rejected {c.rejected}  ", "dim")
+            text.append(
+                f"arrived {c.arrived} live {c.live} done {c.done} rejected {c.rejected}  ", "dim"
+            )
         if self.running:
             text.append("▶ running", Style(bold=True, color="#5fc46a"))
         else:
             text.append("⏸ paused", Style(bold=True))
         text.append(f"  speed {self.rate}/s", "dim")
         if self.breakpoints.items:
-            text.append(f"  breakpoints {len(self.breakpoints.active())}/{len(self.breakpoints)}", "dim")
+            text.append(
+                f"  breakpoints {len(self.breakpoints.active())}/{len(self.breakpoints)}", "dim"
+            )
         if self.stop:
             text.append("  — ", "dim")
             text.append(self.stop, Style(bold=True))
@@ -559,8 +569,10 @@ class PoolApp(App[int]):
     def compile_expression(self, text: str) -> Any:
         if self._compile_condition is not None:
             return self._compile_condition(text)
-        from pooltui.lang import compile_condition
+        import pooltui.lang as lang
 
+        # The front end loads lazily (module __getattr__), so mypy sees an object here.
+        compile_condition = cast(Callable[..., Any], lang.compile_condition)
         program = getattr(self.sim, "program", None)
         return compile_condition(text, program, "<condition>")
 
@@ -607,7 +619,9 @@ class PoolApp(App[int]):
         for_bg = partial(colour, over=background)
         self.palette = Palette(
             background=background,
-            free=Color.parse(for_bg("foreground", "#e0e0e0")).blend(Color.parse(background), 0.75).hex6,
+            free=Color.parse(for_bg("foreground", "#e0e0e0"))
+            .blend(Color.parse(background), 0.75)
+            .hex6,
             muted=for_bg("foreground-muted", "#808080"),
             highlight=for_bg("foreground", "#ffffff"),
             error=for_bg("error", "#ff4444"),
@@ -623,17 +637,25 @@ class PoolApp(App[int]):
         log = screen.query_one(EventLog)
         log.background = bg
         accent = variables.get("primary", "#30507a")[:7]
-        try:
-            log.highlight_style = Style(bgcolor=Color.parse(accent).blend(Color.parse(bg), 0.5).hex6, bold=True)
-        except Exception:
-            pass
+        with contextlib.suppress(Exception):
+            log.highlight_style = Style(
+                bgcolor=Color.parse(accent).blend(Color.parse(bg), 0.5).hex6, bold=True
+            )
         log._cache.clear()
         log.refresh()
         src = screen.query_one(SourceView)
         src.background = bg
         try:
-            src.mark_bg = Color.parse(variables.get("warning", "#c9a227")[:7]).blend(Color.parse(bg), 0.55).hex6
-            src.line_bg = Color.parse(variables.get("warning", "#c9a227")[:7]).blend(Color.parse(bg), 0.85).hex6
+            src.mark_bg = (
+                Color.parse(variables.get("warning", "#c9a227")[:7])
+                .blend(Color.parse(bg), 0.55)
+                .hex6
+            )
+            src.line_bg = (
+                Color.parse(variables.get("warning", "#c9a227")[:7])
+                .blend(Color.parse(bg), 0.85)
+                .hex6
+            )
         except Exception:
             pass
         src.refresh()
@@ -651,9 +673,9 @@ def load_spec(path: str) -> tuple[SimLike | None, str | None]:
     from pooltui.lang import SpecError
 
     try:
-        from pooltui.lang import compile_file
+        import pooltui.lang as lang
 
-        program = compile_file(path)
+        program = cast(Callable[[str], Any], lang.compile_file)(path)
     except SpecError as exc:
         return None, exc.render()
     except OSError as exc:
@@ -666,4 +688,3 @@ def load_spec(path: str) -> tuple[SimLike | None, str | None]:
         return None, exc.render()
     except Exception as exc:  # never a traceback: say what failed
         return None, f"{path}: error: cannot start the simulation: {type(exc).__name__}: {exc}"
-

@@ -315,12 +315,14 @@ def parse_breakpoint(
         bp = Breakpoint(0, "condition", condition=rest, expr=expr)
     elif head in ("at", "time", "t"):
         try:
-            value = float(rest.rstrip("s").strip())
+            seconds = float(rest.rstrip("s").strip())
         except ValueError:
-            raise BreakpointError(f"a time breakpoint needs a number of seconds: at T, not {rest!r}") from None
-        if value < 0 or math.isnan(value):
+            raise BreakpointError(
+                f"a time breakpoint needs a number of seconds: at T, not {rest!r}"
+            ) from None
+        if seconds < 0 or math.isnan(seconds):
             raise BreakpointError("a time breakpoint needs a time >= 0")
-        bp = Breakpoint(0, "time", time=value)
+        bp = Breakpoint(0, "time", time=seconds)
     else:
         if head not in MOMENTS:
             raise BreakpointError(

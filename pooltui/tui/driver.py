@@ -100,7 +100,9 @@ class Frame:
     watches: tuple[WatchValue, ...]
     running: bool
     stop: str | None = None  # what stopped it, in words
-    stop_kind: str | None = None  # breakpoint | violation | halt | error | end | pause | goal | start
+    stop_kind: str | None = (
+        None  # breakpoint | violation | halt | error | end | pause | goal | start
+    )
     breakpoints: BreakpointSet | None = None  # the run's copy, with hit counts
     error_text: str | None = None  # a runtime error of the spec, located, as `check` renders
 

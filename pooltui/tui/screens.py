@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer, Input, Static
@@ -57,7 +57,7 @@ def _key_label(key: str) -> str:
 class HelpScreen(ModalScreen[None]):
     """Every binding, with its id (for keymaps)."""
 
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q,question_mark,f1", "dismiss", "Close help", id="help.close"),
     ]
     DEFAULT_CSS = """
@@ -88,7 +88,9 @@ class HelpScreen(ModalScreen[None]):
 class GotoScreen(ModalScreen[tuple[str, float] | None]):
     """Ask for an event index (42, #42) or a time (12.5s, t=12.5)."""
 
-    BINDINGS = [Binding("escape", "dismiss_none", "Cancel", id="goto.cancel")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss_none", "Cancel", id="goto.cancel")
+    ]
     DEFAULT_CSS = """
     GotoScreen { align: center middle; }
     GotoScreen > Vertical {
@@ -108,7 +110,11 @@ class GotoScreen(ModalScreen[tuple[str, float] | None]):
         try:
             target = parse_goto(event.value)
         except ValueError as exc:
-            text = str(exc) if "type an" in str(exc) or ">=" in str(exc) else f"not an event or a time: {event.value!r}"
+            text = (
+                str(exc)
+                if "type an" in str(exc) or ">=" in str(exc)
+                else f"not an event or a time: {event.value!r}"
+            )
             self.query_one("#goto-error", Static).update(text)
             return
         self.dismiss(target)
@@ -139,9 +145,9 @@ class ExpressionScreen(ModalScreen[None]):
 
 
 class BreakpointsScreen(ExpressionScreen):
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "close", "Close", id="breakpoints.close"),
-        Binding("space", "toggle", "Enable/disable", id="breakpoints.toggle"),
+        Binding("space", "toggle_enabled", "Enable/disable", id="breakpoints.toggle"),
         Binding("o", "once", "One-shot", id="breakpoints.once"),
         Binding("delete,d", "delete", "Delete", id="breakpoints.delete"),
         Binding("plus", "ignore(1)", "Ignore +1", id="breakpoints.ignore_more"),
@@ -165,7 +171,10 @@ class BreakpointsScreen(ExpressionScreen):
                 classes="hint",
                 markup=False,
             )
-            yield Input(placeholder="admit pool=kv   |   if queued(kv) > 3; once   |   at 2.5", id="bp-input")
+            yield Input(
+                placeholder="admit pool=kv   |   if queued(kv) > 3; once   |   at 2.5",
+                id="bp-input",
+            )
             yield Static("", id="bp-error", classes="error", markup=False)
             yield Footer()
 
@@ -217,11 +226,9 @@ class BreakpointsScreen(ExpressionScreen):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # Typing in the input must not toggle breakpoints.
-        if action in ("toggle", "once", "delete", "ignore") and not self._list_focused():
-            return False
-        return True
+        return not (action in ("toggle", "once", "delete", "ignore") and not self._list_focused())
 
-    def action_toggle(self) -> None:
+    def action_toggle_enabled(self) -> None:
         bp = self._current()
         if bp is not None:
             bp.enabled = not bp.enabled
@@ -254,7 +261,7 @@ class BreakpointsScreen(ExpressionScreen):
 
 
 class WatchesScreen(ExpressionScreen):
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "close", "Close", id="watches.close"),
         Binding("delete,d", "delete", "Delete", id="watches.delete"),
         Binding("tab", "app.focus_next", "Next field", show=False),
@@ -309,9 +316,7 @@ class WatchesScreen(ExpressionScreen):
         self.refresh_table()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "delete" and not isinstance(self.focused, DataTable):
-            return False
-        return True
+        return not (action == "delete" and not isinstance(self.focused, DataTable))
 
     def action_delete(self) -> None:
         table = self.query_one(DataTable)
@@ -328,7 +333,7 @@ class WatchesScreen(ExpressionScreen):
 class CompileErrorScreen(Screen[None]):
     """A spec that does not compile: its located errors, exactly as `pooltui check`."""
 
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q,escape", "app.quit", "Quit", id="errors.quit"),
         Binding("r", "app.reload", "Reload the spec", id="errors.reload"),
     ]

@@ -131,7 +131,10 @@ class BlockMapView(ScrollView, can_focus=True):
             else:
                 colour = dimmed_hex(owner.session_id, pal.background)
                 glyph = rank_glyph(owner.rank)
-                result = (Style(color=contrast_text(colour), bgcolor=colour, dim=False), glyph + " ")
+                result = (
+                    Style(color=contrast_text(colour), bgcolor=colour, dim=False),
+                    glyph + " ",
+                )
         self._styles[k] = result
         return result
 

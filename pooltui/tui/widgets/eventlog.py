@@ -6,10 +6,12 @@ dimmed. Clicking an event, or choosing it with the keys and enter, goes there in
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.message import Message
@@ -35,7 +37,7 @@ MOMENT_COLOURS = {
 
 
 class EventLog(ScrollView, can_focus=True):
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up", "select(-1)", "Previous event", show=False),
         Binding("down", "select(1)", "Next event", show=False),
         Binding("enter", "choose", "Go to event", id="log.choose"),
@@ -107,7 +109,9 @@ class EventLog(ScrollView, can_focus=True):
         base = Style(bgcolor=self.background)
         if row >= len(self.events):
             if not self.events and y == 0:
-                return Strip([Segment("no event yet: press n to step", Style(dim=True, italic=True))]).crop_extend(0, width, base)
+                return Strip(
+                    [Segment("no event yet: press n to step", Style(dim=True, italic=True))]
+                ).crop_extend(0, width, base)
             return Strip.blank(width, base)
         key = (self._generation, row, width, scroll_x)
         strip = self._cache.get(key)

@@ -105,7 +105,9 @@ class PoolCard(Vertical):
             head.append(f"  cap {cap}  block {pool.block}  ({fmt(pool.nblocks)} blocks)", "dim")
         else:
             head.append(f"  cap {cap}", "dim")
-        head.append(f"  evict {pool.evict}  queue {pool.queue_policy}  preempt {pool.preempt}", "dim")
+        head.append(
+            f"  evict {pool.evict}  queue {pool.queue_policy}  preempt {pool.preempt}", "dim"
+        )
         if pool.admit_via:
             head.append(f"  admit via {pool.admit_via}", "dim")
         if pool.tier_of:
@@ -119,14 +121,22 @@ class PoolCard(Vertical):
         head.append(fmt(pool.cached), Style(color="#a0a0a0", bold=True))
         head.append("  free ", "dim")
         head.append(fmt(pool.free), Style(bold=True))
-        head.append(f"  holds {len(pool.holds)}  entries {len(pool.entries)}  queued {len(pool.queue)}  ", "dim")
+        head.append(
+            f"  holds {len(pool.holds)}  entries {len(pool.entries)}  queued {len(pool.queue)}  ",
+            "dim",
+        )
         if violation is not None and (violation.pool in (None, pool.label)):
-            head.append(f"✗ {violation.invariant}: {violation.message}", Style(color=palette.error, bold=True))
+            head.append(
+                f"✗ {violation.invariant}: {violation.message}",
+                Style(color=palette.error, bold=True),
+            )
         else:
             head.append("✓ invariants hold", Style(color="#5fc46a"))
         if pool.nblocks is None:
             head.append("\n")
-            head.append("cap inf: no block map; the bar shows allocated against cached", "dim italic")
+            head.append(
+                "cap inf: no block map; the bar shows allocated against cached", "dim italic"
+            )
         self.head.update(head)
         if self.map is not None:
             highlight: frozenset[int] = frozenset()
@@ -192,7 +202,9 @@ class QueuePanel(VerticalScroll):
             any_queue = True
             text.append(f"{pool.label}", Style(bold=True))
             text.append(f"  {len(pool.queue)} waiting, {pool.queue_policy}\n", "dim")
-            text.append("  #  session        units   need reserve   hit  keys          waited\n", "dim")
+            text.append(
+                "  #  session        units   need reserve   hit  keys          waited\n", "dim"
+            )
             for item in pool.queue[: self.LIMIT]:
                 text.append(f"{item.position:>3}  ")
                 name = session_text(item.session, item.session_id)
@@ -258,7 +270,7 @@ def stage_text(stage: StageView) -> Text:
             if job.kind == "spill":
                 what += f" {fmt(job.units)} units to {job.tier}"
             text.append(what + "  ")
-            filled = int(round(job.progress * 20))
+            filled = round(job.progress * 20)
             text.append("█" * filled, Style(color=session_hex(job.session_id)))
             text.append("░" * (20 - filled), "dim")
             text.append(f" {job.progress * 100:3.0f}%\n")
@@ -284,7 +296,9 @@ def watches_text(values: Iterable[WatchValue], error_colour: str) -> Text:
     text = Text()
     rows = list(values)
     if not rows:
-        text.append("no watch: press w to add one (an expression of the spec language)", "dim italic")
+        text.append(
+            "no watch: press w to add one (an expression of the spec language)", "dim italic"
+        )
         return text
     for w in rows:
         text.append(f"{w.text}", Style(bold=True))
