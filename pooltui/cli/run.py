@@ -65,7 +65,7 @@ def run_headless(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"pooltui: cannot read '{args.spec}': {exc.strerror}", file=sys.stderr)
         return 1
-    sim = Simulation(program, invariants=not args.no_invariants, history=False)
+    sim = Simulation(program, invariants=not args.no_invariants, history=False, fast=args.fast)
     last: list[Event] = []
     trace = open(args.trace, "w", encoding="utf-8") if args.trace else None  # noqa: SIM115
 

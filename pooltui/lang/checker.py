@@ -1054,7 +1054,9 @@ class _Table:
 
 
 def _must(what: str) -> str:
-    if what.startswith("constant "):  # `const A = now;`: "constant 'A' must be a constant" reads badly
+    if what.startswith(
+        "constant "
+    ):  # `const A = now;`: "constant 'A' must be a constant" reads badly
         return f"{what} must be known at compile time"
     return f"{what} must be a constant"
 

@@ -31,12 +31,7 @@ POOL_OPTIONS = ("cap", "block", "evict", "preempt", "queue", "admit", "spill")
 STAGE_OPTIONS = ("budget", "seats", "time", "prefill", "serve", "rate", "lanes")
 STMT_KEYWORDS = ("hold", "run", "grow", "send", "wait", "repeat", "if")
 
-KEYWORDS = frozenset(
-    """seed const check stage step link pool session from limit budget seats time rate lanes
-    prefill decode chunked whole serve exclusive cap block evict lru by preempt none lifo queue
-    fifo admit via spill when arrive at every hold need reserve run grow send wait repeat if
-    else draw inf""".split()
-)
+KEYWORDS: set[str] = set()  # the reserved words, read from the grammar by _get_parser
 _DECL_T = frozenset(k.upper() for k in DECL_KEYWORDS)
 _POOL_T = frozenset(k.upper() for k in POOL_OPTIONS)
 _STAGE_T = frozenset(k.upper() for k in STAGE_OPTIONS)
@@ -290,6 +285,8 @@ def _get_parser() -> lark.Lark:
                 _names[t.name] = "a string"
             elif pat.type == "str":
                 _names[t.name] = f"'{pat.value}'"
+                if pat.value.isalpha():
+                    KEYWORDS.add(pat.value)
             else:  # pragma: no cover - every regex terminal is named above
                 _names[t.name] = t.name.lower()
     return _parser
@@ -416,7 +413,8 @@ def _describe(expected: set[str]) -> str:
         return _one_of([terminal_display(c) for c in closers])
     if expected >= _EXPR_START_T:
         return "an expression"
-    names = sorted(terminal_display(e) for e in expected if e not in _OPERATOR_T)
+    binary = _OPERATOR_T - {"LPAR", "LSQB"}
+    names = sorted(terminal_display(e) for e in expected if e not in binary)
     if not names:
         names = sorted(terminal_display(e) for e in expected)
     return _one_of(names)
@@ -514,7 +512,9 @@ def _friendly(
             msg = "arrive belongs at the top of a session's body, not inside a block"
             return Diagnostic(span, msg), pos
         if "NAME" in expected and kind.lower() in KEYWORDS:
-            msg = f"expected {_describe(expected)}, found {found} (a keyword: keywords are reserved)"
+            msg = (
+                f"expected {_describe(expected)}, found {found} (a keyword: keywords are reserved)"
+            )
             return Diagnostic(span, msg), pos
         if "SEMICOLON" in expected:
             first, second = _statement_start(tokens)
@@ -533,6 +533,11 @@ def _friendly(
                 if near:
                     msg += f" (did you mean '{near}'?)"
             return Diagnostic(span, msg), pos
+        first, _second = _statement_start(tokens)
+        if first is not None and first.type in ("HOLD", "GROW", "SEND"):
+            # LALR shares the state after a pool/stage name between statements; only a
+            # run goes on with prefill/decode.
+            expected -= {"PREFILL", "DECODE"}
         msg = f"expected {_describe(expected)}, found {found}"
         if expected == {"EQUAL"} and tokens and tokens[-1].type == "NAME":
             near = _close(str(tokens[-1]), (*STMT_KEYWORDS, "arrive"))

@@ -136,6 +136,7 @@ class Env:
         "context",
         "decodes",
         "eng",
+        "hold_pool",
         "last",
         "now",
         "prefills",
@@ -152,6 +153,7 @@ class Env:
         self.eng = eng
         self.attrs: dict[str, Number] = {}
         self.session: Session | None = None
+        self.hold_pool = -1  # the pool member of the hold being evaluated (joins bare stages)
         self.now: float = 0.0
         self.serial = 0
         self.computed = 0
@@ -175,6 +177,11 @@ class Env:
         if hold is not None:
             self.computed = hold.computed
             self.context = hold.context
+            self.hold_pool = hold.pool
+        elif session is not None and session.holds:
+            self.hold_pool = session.holds[-1].pool
+        else:
+            self.hold_pool = -1
         return self
 
     def release(self) -> None:
@@ -227,6 +234,7 @@ class Engine:
         self.record = record
         self.keep = True  # append events to `events` (headless runs stream them instead)
         self.quiet: frozenset[str] = frozenset()  # moments not recorded (fast mode)
+        self.lean = False  # nothing records or checks events: hot paths may just count them
         self.stop_after: int | None = None
         self.env = Env(self)
         self.on_event: Callable[[Event], None] | None = None
@@ -641,6 +649,12 @@ class Engine:
             return len(p.queue)  # queued
         decl = self.t.stage_index[target]
         count = self.t.stages[decl].ir.count
+        if index is None and count > 1 and self.env.hold_pool >= 0:
+            # A bare stage family inside a hold: the member its pool member is joined with.
+            via = self.s.pools[self.env.hold_pool].stage
+            base = self.stage_base[decl]
+            if via is not None and base <= via < base + count:
+                index = via - base
         i = index or 0
         if not 0 <= i < count:
             raise IndexError(f"{target}[{i}]: {target} has members 0..{count - 1}")
@@ -677,12 +691,17 @@ class Engine:
         if p.nblocks is None:
             p.allocated += n
             return []
-        if n > len(p.free):
-            self.evict(p, n - len(p.free), protect)
-        out = [p.free.pop() for _ in range(n)]
+        free = p.free
+        if n > len(free):
+            self.evict(p, n - len(free), protect)
+        p.allocated += n
+        if n == 1:  # the common case: a decode crossing into its next block
+            b = free.pop()
+            p.owner[b] = owner
+            return [b]
+        out = [free.pop() for _ in range(n)]
         for b in out:
             p.owner[b] = owner
-        p.allocated += n
         return out
 
     def give_back(self, p: PoolState, phys: list[int], n: int) -> None:
@@ -724,6 +743,7 @@ class Engine:
         env.age = self.s.now - e.last
         env.last = e.last
         env.waiting = len(p.queue)
+        env.hold_pool = self.s.pools.index(p)
         return env
 
     def next_to_evict(self, p: PoolState, protect: int | None) -> Entry:
@@ -751,6 +771,9 @@ class Engine:
         """Evict `nblocks` blocks of cache, entries in eviction order, each from its tail."""
         pd = self.t.pools[p.decl]
         s = self.s
+        if self.lean and pd.evict_keys is None and pd.spill_when is None and p.nblocks is not None:
+            self.evict_lean(p, nblocks, protect)
+            return
         while nblocks > 0:
             e = self.next_to_evict(p, protect)
             take = min(nblocks, e.nblocks)
@@ -787,6 +810,40 @@ class Engine:
             )
             if pd.spill_when is not None:
                 self.maybe_spill(p, e, units, name)
+
+    def evict_lean(self, p: PoolState, nblocks: int, protect: int | None) -> None:
+        """`evict` for lru without spill when no event is recorded or checked: the same
+        state changes, counted, with nothing to describe (the fast headless runs)."""
+        s = self.s
+        counters = s.counters
+        entries = p.entries
+        free = p.free
+        owner = p.owner
+        block = p.block
+        while nblocks > 0:
+            for e in entries.values():
+                if e.sid != protect:
+                    break
+            else:  # pragma: no cover - callers check available() first
+                raise RuntimeError("evict: no cache left")
+            take = nblocks if nblocks < e.nblocks else e.nblocks
+            phys = e.phys
+            for _ in range(take):
+                b = phys.pop()
+                owner[b] = 0
+                free.append(b)
+            before = e.units
+            e.nblocks -= take
+            cap = e.nblocks * block
+            if e.units > cap:
+                e.units = cap
+            p.cached -= take
+            if e.nblocks == 0:
+                del entries[e.sid]
+            nblocks -= take
+            counters["evictions"] += 1
+            counters["evicted_units"] += before - e.units
+            s.n_events += 1
 
     def sid_by_name(self, name: str) -> tuple[int | None, str | None]:
         cls, _, rest = name.partition("[")
@@ -1009,6 +1066,7 @@ class Engine:
         if hit < e_units:
             h.computed = hit
             size = self.units(self.eval(stmt.units, sess, h), stmt.span, "the hold's units")
+        size = max(size, hit)  # a hold holds at least its hit
         need = 0
         if stmt.need is not None:
             need = self.units(self.eval(stmt.need, sess, h), stmt.need.span, "need")
@@ -1813,15 +1871,19 @@ class Engine:
         return tokens, done
 
     def finish_runs(self, st: StageState, done: list[Session]) -> None:
-        """Finished runs leave the stage, in resident order; their sessions go on."""
+        """Finished runs leave the stage (all of them first: none is a resident any more,
+        so none can be preempted by another's next statement); then, in resident order,
+        each one's `run-done` and whatever its session does next."""
         s = self.s
+        left: list[tuple[Session, str]] = []
         for sess in done:
             if sess.sid not in s.live or sess.state != S_RESIDENT or sess.run is None:
-                continue  # rejected, or preempted by a session that went on before it
-            finished = sess.run
-            assert finished is not None
-            kind = finished.kind
+                continue  # rejected meanwhile
+            left.append((sess, sess.run.kind))
             self.leave_stage(sess)
+        for sess, kind in left:
+            if sess.sid not in s.live:
+                continue
             stmt = self.current_stmt(sess)
             self.emit(
                 "run-done",

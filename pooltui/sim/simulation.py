@@ -41,11 +41,16 @@ class Simulation:
         history: bool = True,
         checkpoint_every: int = 500,
         record: bool = True,
+        fast: bool = False,
     ) -> None:
         self.program = program
         self.tables: Tables = build_tables(program)
         self._invariants = invariants
-        self._history = history
+        # The fast mode counts decode-only work arithmetically and records no iteration
+        # events: it is for headless runs, without history.
+        self.fast = fast
+        self._history = history and not fast
+        history = self._history
         self._every = checkpoint_every
         self._events: list[Event] = []
         self.error: Diagnostic | None = None
@@ -61,7 +66,9 @@ class Simulation:
             self.schedule = _empty_schedule(self.tables)
             state.halted = f"runtime error: {exc.message}"
             state.error = exc.diagnostic()
-        self.engine = Engine(
+        from pooltui.sim.fast import FastEngine
+
+        self.engine = (FastEngine if fast else Engine)(
             self.tables,
             self.schedule,
             state,
@@ -147,6 +154,7 @@ class Simulation:
         eng.keep = False
         eng.record = on_event is not None
         eng.on_event = on_event
+        eng.lean = on_event is None and not eng.invariants and events is None
         s = eng.s
         steps = 0
         eng.stop_after = events
@@ -165,6 +173,7 @@ class Simulation:
             self.error = s.error
             eng.on_event = None
             eng.stop_after = None
+            eng.lean = False
 
     def _next_time(self) -> float:
         s = self.engine.s
@@ -256,6 +265,15 @@ class Simulation:
 
     def snapshot(self) -> Snapshot:
         eng = self._engine_at_cursor()
+        if self.fast:
+            from pooltui.sim.fast import FastEngine
+
+            assert isinstance(eng, FastEngine)
+            saved = eng.write_out()
+            try:
+                return build_snapshot(eng, self._events, self._cursor)
+            finally:
+                eng.restore(saved)
         return build_snapshot(eng, self._events, self._cursor)
 
     def evaluate(self, expr: Expr) -> Number:

@@ -224,6 +224,7 @@ class StageState:
         "marks",
         "member",
         "memory",
+        "plain",
         "planning",
         "preempted",
         "rate",
@@ -257,6 +258,7 @@ class StageState:
         # Fast mode (pooltui.sim.fast): steady decoders advance with a step counter.
         self.dcount = 0  # steady steps taken so far
         self.steady: dict[int, None] = {}  # sids of steady residents
+        self.plain: dict[int, None] = {}  # sids of the other residents
         self.buckets: dict[tuple[int, int], list[int]] = {}  # (pool, phase) -> sids
         self.marks: list[tuple[int, int, int, int, int]] = []  # (D, kind, order, sid, d0)
         self.fused = 0  # steady iterations the current iteration stands for (0: none)

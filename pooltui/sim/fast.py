@@ -1,0 +1,412 @@
+"""The fast mode: the same simulation, with decode-only work counted arithmetically.
+
+Most of a serving run is residents taking one decode token per iteration. Here such a
+resident becomes **steady** once its hold is tight (size = computed = context): its
+figures are then `c0 + (D − d0)`, where D is its stage's count of steady steps, and only
+the iterations in which it crosses a block boundary touch it (it is kept in a bucket per
+block phase). Iterations in which every resident gets what it wants and every block it
+needs can be found (free, or by evicting cache) are planned in bulk; runs of iterations in
+which nothing but steady decoding happens are fused into one action.
+
+The result is the state the per-event mode reaches, block for block, and the same events,
+except that `iteration`, `iteration-end` and `grow` are not recorded (the differential
+test checks this). Anything the bulk rules cannot vouch for falls back to the per-event
+logic after making every steady resident plain again.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import math
+
+from pooltui.lang.ir import Expr, Hold, Var
+from pooltui.sim.engine import Engine, Schedule, Stats
+from pooltui.sim.events import Event
+from pooltui.sim.snapshot import Violation
+from pooltui.sim.state import S_RESIDENT, PoolState, Session, StageState, State
+from pooltui.sim.state import Hold as HoldState
+from pooltui.sim.state import Run as RunState
+from pooltui.sim.tables import Tables
+
+QUIET = frozenset({"iteration", "iteration-end", "grow"})
+EXIT, DONE = 0, 1
+
+
+def _reads(expr: object, names: set[str]) -> bool:
+    """Whether an expression reads any of the context variables `names`."""
+    if isinstance(expr, Var):
+        return expr.name in names
+    for field in getattr(expr, "__slots__", ()):
+        value = getattr(expr, field, None)
+        if isinstance(value, tuple):
+            if any(_reads(v, names) for v in value):
+                return True
+        elif (
+            value is not None and not isinstance(value, str | int | float) and _reads(value, names)
+        ):
+            return True
+    return False
+
+
+class FastEngine(Engine):
+    def __init__(
+        self,
+        tables: Tables,
+        schedule: Schedule,
+        state: State,
+        *,
+        invariants: bool = True,
+        stats: Stats | None = None,
+        events: list[Event] | None = None,
+        record: bool = True,
+    ) -> None:
+        super().__init__(
+            tables,
+            schedule,
+            state,
+            invariants=invariants,
+            stats=stats,
+            events=events,
+            record=record,
+        )
+        self.quiet = QUIET
+        # Fusing needs every admission attempt to fail the same way while only steady
+        # decoding happens: no checks, fifo queues, headers that do not read time.
+        timeless = all(
+            e is None or not reads_time(e)
+            for body in tables.bodies
+            for stmt in body
+            if isinstance(stmt, Hold)
+            for e in (stmt.units, stmt.need, stmt.reserve)
+        )
+        # A spill started by a fused iteration's eviction would land in the middle of it.
+        spills = any(pd.spill_when is not None for pd in tables.pools)
+        self.fusable = timeless and not tables.checks and not spills
+        self.pool_fifo = [pd.queue_keys is None for pd in tables.pools]
+
+    # ------------------------------------------------------------------ steady residents
+    def steady_values(self, st: StageState, sess: Session) -> tuple[int, int, int]:
+        """(computed, size, steps) of a steady resident now."""
+        run = sess.run
+        assert run is not None
+        delta = st.dcount - run.d0
+        computed = run.c0 + delta
+        in_flight = 1 if st.busy and st.fused else 0
+        return computed, computed + in_flight, run.s0 + delta
+
+    def make_plain(self, st: StageState, sess: Session) -> None:
+        """Write a steady resident's figures back into its hold and run."""
+        run = sess.run
+        assert run is not None and run.d0 >= 0
+        computed, size, steps = self.steady_values(st, sess)
+        h = self.hold_by_key(sess, run.hold)
+        h.computed = computed
+        h.context = computed
+        h.size = size
+        run.steps = steps
+        p = self.s.pools[h.pool]
+        key = (h.pool, (run.d0 - run.c0) % p.block)
+        bucket = st.buckets.get(key)
+        if bucket is not None and sess.sid in bucket:
+            bucket.remove(sess.sid)
+        del st.steady[sess.sid]
+        st.plain[sess.sid] = None
+        run.d0 = -1
+        if st.busy and st.fused:
+            # In the middle of its iteration: it takes its one token like a plain resident.
+            if st.fused > 1:  # pragma: no cover - fused runs end before anything else happens
+                raise RuntimeError("a fused iteration was interrupted")
+            run.tokens = 1
+            run.full = True
+            run.phase = "decode"
+            st.scheduled.append(sess.sid)
+            st.scheduled.sort(key=self.resident_order)
+
+    def make_all_plain(self, st: StageState) -> None:
+        for sid in list(st.steady):
+            self.make_plain(st, self.s.live[sid])
+
+    def try_steady(self, st: StageState, sess: Session) -> None:
+        """A plain decoder whose hold is tight becomes steady."""
+        run = sess.run
+        if run is None or run.kind != "decode" or run.d0 >= 0 or sess.state != S_RESIDENT:
+            return
+        h = self.hold_by_key(sess, run.hold)
+        p = self.s.pools[h.pool]
+        if p.stage != self.s.stages.index(st) or st.exclusive:
+            return
+        if not (h.size == h.computed == h.context) or run.steps >= run.target:
+            return
+        limit = p.cap if h.reserve is None else min(p.cap, h.reserve)
+        room = math.floor(limit) - h.computed if not math.isinf(limit) else 1 << 62
+        if room <= 0:
+            return
+        run.d0 = st.dcount
+        run.c0 = h.computed
+        run.s0 = run.steps
+        st.steady[sess.sid] = None
+        st.plain.pop(sess.sid, None)
+        key = (h.pool, (run.d0 - run.c0) % p.block)
+        bucket = st.buckets.setdefault(key, [])
+        order = h.admit_order
+        keys = [self.resident_order(x) for x in bucket]
+        bucket.insert(bisect.bisect_left(keys, order), sess.sid)
+        heapq.heappush(st.marks, (run.d0 + run.target - run.s0, DONE, order, sess.sid, run.d0))
+        if room < 1 << 62:
+            heapq.heappush(st.marks, (run.d0 + room, EXIT, order, sess.sid, run.d0))
+
+    def valid_mark(self, st: StageState, mark: tuple[int, int, int, int, int]) -> Session | None:
+        sess = self.s.live.get(mark[3])
+        if sess is None or sess.run is None or sess.run.d0 != mark[4] or mark[3] not in st.steady:
+            return None
+        return sess
+
+    def next_mark(self, st: StageState) -> tuple[int, int, int, int, int] | None:
+        while st.marks:
+            m = st.marks[0]
+            if self.valid_mark(st, m) is None:
+                heapq.heappop(st.marks)
+                continue
+            return m
+        return None
+
+    # ------------------------------------------------------------------ overrides
+    def join_stage(self, sess: Session, st: StageState) -> None:
+        st.plain[sess.sid] = None
+        super().join_stage(sess, st)
+
+    def leave_stage(self, sess: Session) -> None:
+        run = sess.run
+        if run is not None:
+            st = self.s.stages[run.stage]
+            if run.d0 >= 0:
+                self.make_plain(st, sess)
+            st.plain.pop(sess.sid, None)
+        super().leave_stage(sess)
+
+    def preempt(self, h: HoldState, grower: Session, p: PoolState, need: int) -> None:
+        victim = self.s.live[h.sid]
+        if victim.run is not None:
+            st = self.s.stages[victim.run.stage]
+            if victim.run.d0 >= 0:
+                self.make_plain(st, victim)
+            st.plain.pop(victim.sid, None)
+        super().preempt(h, grower, p, need)
+
+    def write_out(self) -> list[tuple[HoldState, RunState, int, int, int, int]]:
+        """Write every steady resident's figures into its hold and run (to look at them);
+        `restore` puts the lazy ones back."""
+        saved = []
+        for st in self.s.stages:
+            for sid in st.steady:
+                sess = self.s.live[sid]
+                run = sess.run
+                assert run is not None
+                h = self.hold_by_key(sess, run.hold)
+                saved.append((h, run, h.computed, h.context, h.size, run.steps))
+                computed, size, steps = self.steady_values(st, sess)
+                h.computed, h.context, h.size, run.steps = computed, computed, size, steps
+        return saved
+
+    @staticmethod
+    def restore(saved: list[tuple[HoldState, RunState, int, int, int, int]]) -> None:
+        for h, run, c, x, z, n in saved:
+            h.computed, h.context, h.size, run.steps = c, x, z, n
+
+    def check_invariants(self) -> Violation | None:
+        saved = self.write_out()
+        try:
+            return super().check_invariants()
+        finally:
+            self.restore(saved)
+
+    def start_iteration(self, st: StageState) -> bool:
+        s = self.s
+        # Steady residents about to pass their reserve go back to the per-event rules.
+        while True:
+            m = self.next_mark(st)
+            if m is None or m[1] != EXIT or m[0] > st.dcount:
+                break
+            heapq.heappop(st.marks)
+            self.make_plain(st, s.live[m[3]])
+        if not st.steady:
+            return super().start_iteration(st)
+        plan = self.bulk_plan(st)
+        if plan is None:
+            self.make_all_plain(st)
+            return super().start_iteration(st)
+        return self.bulk_iteration(st, plan)
+
+    def bulk_plan(self, st: StageState) -> list[tuple[int, int, bool]] | None:
+        """The crossing blocks of this iteration in resident order, as (order, sid), when
+        every resident gets all it wants and every block can be found; else None."""
+        s = self.s
+        if st.exclusive:
+            return None
+        steady_n = len(st.steady)
+        want = steady_n
+        need: dict[int, int] = {}
+        plain = sorted(st.plain, key=self.resident_order) if len(st.plain) > 1 else list(st.plain)
+        for sid in plain:
+            sess = s.live[sid]
+            run = sess.run
+            assert run is not None
+            h = self.hold_by_key(sess, run.hold)
+            if run.kind == "prefill":
+                w = run.target - h.computed
+                if st.whole and w > st.budget - want:
+                    return None
+            else:
+                w = h.context - h.computed + 1
+            want += w
+            if want > st.budget:
+                return None
+            p = s.pools[h.pool]
+            grown = self.nb(p, h.computed + w) - h.nblocks
+            if grown > 0:
+                need[h.pool] = need.get(h.pool, 0) + grown
+        crossing: list[tuple[int, int]] = []
+        for pi in st.memory:
+            p = s.pools[pi]
+            bucket = st.buckets.get((pi, st.dcount % p.block))
+            if bucket:
+                need[pi] = need.get(pi, 0) + len(bucket)
+                crossing.extend((self.resident_order(sid), sid) for sid in bucket)
+        for pi, n in need.items():
+            p = s.pools[pi]
+            if n > self.available(p) or p.waiting_grows:
+                return None
+        crossing.sort()
+        merged = [(self.resident_order(sid), sid, False) for sid in plain]
+        merged.extend((o, sid, True) for o, sid in crossing)
+        merged.sort()
+        return merged
+
+    def bulk_iteration(self, st: StageState, order: list[tuple[int, int, bool]]) -> bool:
+        s = self.s
+        n0 = s.n_events
+        st.planning = True
+        st.budget_left = st.budget - len(st.steady)
+        st.preempted = False
+        st.scheduled = []
+        admitted: list[str] = []
+        try:
+            # Residents in admission order: plain ones plan as usual, crossing steady ones
+            # take their next block (evicting cache as the per-event mode would).
+            for _, sid, steady in order:
+                if steady:
+                    self.steady_block(s.live[sid])
+                    continue
+                sess = s.live.get(sid)
+                if sess is None or sess.run is None or sid not in st.residents:
+                    continue
+                self.serve(st, sess)
+            admitted = self.admit_in_iteration(st)
+        finally:
+            st.planning = False
+        pure = not st.scheduled and not admitted and self.fusable
+        fused = self.fusion_length(st) if pure else 1
+        st.fused = fused
+        return self.launch_iteration(st, admitted, False, n0, steady=len(st.steady), fused=fused)
+
+    def steady_block(self, sess: Session) -> None:
+        run = sess.run
+        assert run is not None
+        h = self.hold_by_key(sess, run.hold)
+        p = self.s.pools[h.pool]
+        h.phys.extend(self.take_blocks(p, 1, h.key, protect=None))
+        h.nblocks += 1
+
+    def fusion_length(self, st: StageState) -> int:
+        """How many steady-only iterations can run as one: until a run finishes or must
+        leave, another action is due, the blocks run out, or a queue could move."""
+        s = self.s
+        for pi in st.memory:
+            p = s.pools[pi]
+            if p.queue and not self.pool_fifo[p.decl]:
+                return 1
+        # No run may finish, and none pass its reserve, before the last fused iteration.
+        m = self.next_mark(st)
+        limit = (m[0] - st.dcount) if m is not None else 1 << 30
+        return max(1, min(limit, 1 << 30))
+
+    def iteration_end(self, st: StageState, duration: float, fused: int) -> float:
+        s = self.s
+        end = s.now + duration
+        if fused <= 1 or duration <= 0:
+            st.fused = 1 if st.steady else 0
+            return end
+        # Fuse iterations 2..k while each ends strictly before the next action is due and
+        # the blocks they cross can be found. Times are summed as the per-event mode sums.
+        next_due = s.heap[0][0] if s.heap else math.inf
+        k = 1
+        t = end
+        start = s.now
+        avail = {pi: self.available(s.pools[pi]) for pi in st.memory}
+        plan: list[tuple[float, list[tuple[int, int]]]] = []
+        while k < fused:
+            if t >= next_due:
+                break
+            d = st.dcount + k
+            cross: list[tuple[int, int]] = []
+            ok = True
+            for pi in st.memory:
+                p = s.pools[pi]
+                bucket = st.buckets.get((pi, d % p.block))
+                if bucket:
+                    if len(bucket) > avail[pi]:
+                        ok = False
+                        break
+                    avail[pi] -= len(bucket)
+                    cross.extend((self.resident_order(sid), sid) for sid in bucket)
+            if not ok:
+                break
+            cross.sort()
+            plan.append((t, cross))
+            st.iter_start = t  # the last fused iteration's start, as the per-event mode has it
+            k += 1
+            t = t + duration
+        # Take the crossing blocks of the fused iterations at their own start times.
+        for t_j, cross in plan:
+            s.now = t_j
+            for _, sid in cross:
+                sess = s.live[sid]
+                self.steady_block(sess)
+                p = s.pools[self.hold_by_key(sess, sess.run.hold).pool]  # type: ignore[union-attr]
+                p.area -= p.block * (t_j - start)  # the block was not there before t_j
+        s.now = start
+        st.fused = k
+        st.iteration += k - 1
+        s.counters["iterations"] += k - 1
+        return t if k > 1 else end
+
+    def end_iteration(self, st: StageState) -> None:
+        s = self.s
+        st.busy = False
+        k = st.fused
+        st.fused = 0
+        plain = list(st.scheduled)
+        tokens, done = self.apply_tokens(st)
+        if k:
+            st.dcount += k
+            while True:
+                m = self.next_mark(st)
+                if m is None or m[1] != DONE or m[0] > st.dcount:
+                    break
+                heapq.heappop(st.marks)
+                sess = s.live[m[3]]
+                self.make_plain(st, sess)
+                done.append(sess)
+            done.sort(key=lambda x: self.resident_order(x.sid))
+        # Plain decoders that just took a whole step with a tight hold become steady.
+        for sid in plain:
+            sess = s.live.get(sid)
+            if sess is not None and sess not in done:
+                self.try_steady(st, sess)
+        del tokens
+        self.finish_runs(st, done)
+
+
+def reads_time(expr: Expr) -> bool:
+    return _reads(expr, {"now", "waited"})

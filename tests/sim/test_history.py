@@ -1,0 +1,147 @@
+"""Determinism (same seed, same bytes; caps do not change the workload) and history
+(back, goto) of the simulator."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.sim.helpers import comparable, run_all, sim_of, t, trace
+from tests.sim.test_cache import SPILL_SPEC
+from tests.sim.test_preempt import LIFO_SELF
+from tests.sim.test_queue import ASCEND, LANES
+
+# A workload with draws: arrivals every exponential gap, prompts and outputs drawn per
+# session; a vLLM-like pool under pressure (preemptions and evictions happen at cap 64).
+DRAWS = """
+seed {seed};
+stage gpu step {{ budget 32; seats 4; time 0.01 + 0.001 * tokens; }}
+pool kv {{ cap {cap}; block 4; evict lru; preempt lifo; queue fifo; admit via gpu; }}
+session chat[12] {{
+  arrive every (draw exponential(0.5));
+  prompt = draw uniform(4, 40);
+  out = draw uniform(1, 8);
+  hold kv (min(max(prompt, context + 1), computed + budget_left(gpu)))
+       need (max(prompt, context + 1)) reserve (64) {{
+    run gpu prefill (prompt);
+    run gpu decode (out);
+  }}
+}}
+"""
+
+
+def draws_spec(seed: int = 7, cap: int = 64) -> str:
+    return DRAWS.format(seed=seed, cap=cap)
+
+
+def test_same_spec_and_seed_give_a_byte_identical_trace() -> None:
+    first = run_all(sim_of(draws_spec()))
+    second = run_all(sim_of(draws_spec()))
+    assert len(first) > 50
+    assert trace(first) == trace(second)
+    assert [e.index for e in first] == list(range(len(first)))
+
+
+def _workload(spec: str) -> tuple[list[tuple[float, str, Any]], dict[str, dict[str, Any]]]:
+    """Arrivals (time, session, serial) and each session's attributes when it first enqueues."""
+    sim = sim_of(spec, history=False)
+    arrivals = []
+    attrs: dict[str, dict[str, Any]] = {}
+    while (e := sim.step()) is not None:
+        if e.moment == "arrive":
+            arrivals.append((t(e.time), e.session, e.get("serial")))
+        elif e.moment == "enqueue" and e.session not in attrs:
+            view = sim.snapshot().session(e.session)
+            assert view is not None
+            attrs[e.session] = dict(view.attrs)
+    assert sim.violation is None
+    return arrivals, attrs
+
+
+def test_changing_cap_leaves_arrivals_and_draws_unchanged() -> None:
+    small_arrivals, small_attrs = _workload(draws_spec(cap=64))
+    big_arrivals, big_attrs = _workload(draws_spec(cap=256))
+    assert len(small_arrivals) == 12
+    assert small_arrivals == big_arrivals
+    assert small_attrs == big_attrs
+    assert set(small_attrs) == {f"chat[{i}]" for i in range(12)}
+    assert all(4 <= a["prompt"] <= 40 and 1 <= a["out"] <= 8 for a in small_attrs.values())
+    # ... while another seed does change the draws.
+    other_arrivals, other_attrs = _workload(draws_spec(seed=8))
+    assert (other_arrivals, other_attrs) != (small_arrivals, small_attrs)
+
+
+def test_forward_n_then_back_n_restores_the_state() -> None:
+    sim = sim_of(draws_spec())
+    sim.run(events=40)
+    assert sim.cursor == 39
+    before = comparable(sim.snapshot())
+    stepped = [sim.step() for _ in range(25)]
+    assert all(e is not None for e in stepped)
+    assert sim.cursor == 64
+    for _ in range(25):
+        sim.back()
+    assert sim.cursor == 39
+    assert comparable(sim.snapshot()) == before
+    assert t(sim.time) == t(before.time)
+    # Going forward again replays the same events.
+    again = [sim.step() for _ in range(25)]
+    assert again == stepped
+
+
+def test_back_at_the_start_and_goto_minus_one() -> None:
+    sim = sim_of(draws_spec())
+    start = comparable(sim.snapshot())
+    assert sim.cursor == -1
+    assert sim.back() is None
+    sim.run(events=10)
+    sim.goto(-1)
+    assert sim.cursor == -1
+    assert comparable(sim.snapshot()) == start
+
+
+HISTORY_SPECS = [
+    draws_spec(),
+    LIFO_SELF,
+    SPILL_SPEC,
+    ASCEND.format(queue=LANES),
+]
+_LENGTHS: dict[int, int] = {}
+
+
+def _length(k: int) -> int:
+    if k not in _LENGTHS:
+        _LENGTHS[k] = len(run_all(sim_of(HISTORY_SPECS[k], history=False)))
+    return _LENGTHS[k]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(k=st.integers(0, len(HISTORY_SPECS) - 1), frac=st.floats(0, 1), first=st.booleans())
+def test_goto_equals_stepping_from_a_fresh_simulation(k: int, frac: float, first: bool) -> None:
+    n = _length(k)
+    i = min(n - 1, int(frac * n))
+    a = sim_of(HISTORY_SPECS[k])
+    if first:
+        run_all(a)  # goto back into a recorded log
+    a.goto(i)  # or, on a fresh simulation, forward past the log
+    b = sim_of(HISTORY_SPECS[k])
+    for _ in range(i + 1):
+        assert b.step() is not None
+    assert a.cursor == b.cursor == i
+    assert comparable(a.snapshot()) == comparable(b.snapshot())
+    assert list(a.events)[: i + 1] == list(b.events)[: i + 1]
+
+
+def test_finished_right_after_the_last_event() -> None:
+    # The state right after the last event is the same whether reached by stepping or by
+    # goto: nothing more can happen in either.
+    a = sim_of(draws_spec())
+    n = len(run_all(a))
+    a.goto(n - 1)
+    b = sim_of(draws_spec())
+    for _ in range(n):
+        assert b.step() is not None
+    assert a.snapshot().finished is b.snapshot().finished is True
+    assert a.finished is b.finished is True

@@ -1,0 +1,107 @@
+"""The controller without Textual: commands against the fake, frames out."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from pooltui.tui.breakpoints import Breakpoint, BreakpointSet
+from pooltui.tui.driver import Command, Controller, Frame, parse_goto
+from tests.tui.fakesim import FakeSim, fake_compile_condition
+
+
+def run(controller: Controller, cmd: Command) -> list[Frame]:
+    frames: list[Frame] = []
+    controller.execute(cmd, frames.append)
+    return frames
+
+
+def test_step_posts_the_new_events_once() -> None:
+    c = Controller(FakeSim())
+    f1 = run(c, Command("step"))[-1]
+    f2 = run(c, Command("step"))[-1]
+    assert (f1.events_from, len(f1.new_events)) == (0, 1)
+    assert (f2.events_from, len(f2.new_events)) == (1, 1)
+    back = run(c, Command("back"))[-1]
+    assert back.new_events == () and back.snapshot.event_index == 0
+
+
+def test_goto_time_takes_the_last_event_at_or_before() -> None:
+    sim = FakeSim()
+    c = Controller(sim)
+    frame = run(c, Command("goto_time", time=1.3))[-1]
+    assert frame.snapshot.time == 1.25 and frame.snapshot.event_index == 17
+    frame = run(c, Command("goto_time", time=0.7))[-1]  # backwards, inside the log
+    assert frame.snapshot.event_index == 3
+
+
+def test_continue_stops_at_the_end_without_breakpoints() -> None:
+    c = Controller(FakeSim())
+    frame = run(c, Command("continue", breakpoints=BreakpointSet()))[-1]
+    assert frame.final and frame.stop_kind == "end"
+    assert frame.snapshot.finished
+
+
+def test_a_pause_interrupts_a_long_run_between_steps() -> None:
+    sim = FakeSim()
+    c = Controller(sim)
+    frames: list[Frame] = []
+    cmd = Command("run", rate=5.0, gen=c.interrupt_gen)
+    worker = threading.Thread(target=c.execute, args=(cmd, frames.append))
+    worker.start()
+    time.sleep(0.3)
+    started = time.monotonic()
+    c.interrupt_gen += 1
+    worker.join(2)
+    assert time.monotonic() - started < 0.05 + 0.03  # within one sleep slice
+    assert frames[-1].stop == "paused" and frames[-1].final
+    assert 1 <= sim.cursor <= 3
+
+
+def test_watches_report_changes() -> None:
+    sim = FakeSim()
+    c = Controller(sim)
+    expr = fake_compile_condition("free(kv)")
+    run(c, Command("watches", watches=(("free(kv)", expr),)))
+    values = [run(c, Command("step"))[-1].watches[0] for _ in range(3)]
+    assert [(w.value, w.changed) for w in values] == [(128, False), (128, False), (96, True)]
+
+
+def test_reverse_continue_with_a_condition() -> None:
+    sim = FakeSim()
+    c = Controller(sim)
+    bps = BreakpointSet()
+    bps.add(
+        Breakpoint(
+            0,
+            "condition",
+            condition="queued(kv) > 0",
+            expr=fake_compile_condition("queued(kv) > 0"),
+        )
+    )
+    run(c, Command("goto", index=12))
+    frame = run(c, Command("reverse", breakpoints=bps))[-1]
+    assert frame.stop_kind == "breakpoint" and frame.snapshot.event_index == 9
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("42", ("event", 42.0)),
+        ("#7", ("event", 7.0)),
+        ("12.5s", ("time", 12.5)),
+        ("t=3", ("time", 3.0)),
+        ("@0.5", ("time", 0.5)),
+        ("2.5", ("time", 2.5)),
+    ],
+)
+def test_parse_goto(text: str, want: tuple[str, float]) -> None:
+    assert parse_goto(text) == want
+
+
+def test_parse_goto_rejects_nonsense() -> None:
+    for text in ("", "soon", "t=-1"):
+        with pytest.raises(ValueError):
+            parse_goto(text)

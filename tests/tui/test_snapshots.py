@@ -1,0 +1,158 @@
+"""Snapshot tests of the main screens (pytest-textual-snapshot), over the fake simulator
+so they do not move when the simulator's wording does. Fixed size, no clock on screen.
+Update with `pytest tests/tui/test_snapshots.py --snapshot-update` after checking the SVGs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.app import App, ComposeResult
+from textual.pilot import Pilot
+
+from pooltui.tui.app import PoolApp
+from pooltui.tui.synthetic import synthetic_pool
+from pooltui.tui.widgets.blockmap import BlockMapView
+from tests.tui.conftest import SIZE, add_breakpoint, keys, make_app, settle, submit
+from tests.tui.fakesim import FakeSim
+
+
+def goto(index: int) -> Any:
+    async def before(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        app = pilot.app
+        assert isinstance(app, PoolApp)
+        app.send("goto", index=index)
+        await settle(pilot)
+
+    return before
+
+
+def test_main_screen_at_the_start(snap_compare: Any) -> None:
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=goto(-1))
+
+
+def test_main_screen_mid_run(snap_compare: Any) -> None:
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=goto(21))
+
+
+def test_eviction_highlights_the_blocks(snap_compare: Any) -> None:
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=goto(43))
+
+
+def test_breakpoint_stop(snap_compare: Any) -> None:
+    async def before(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        await add_breakpoint(pilot, "evict pool=kv")
+        await keys(pilot, "c")
+
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=before)
+
+
+def test_invariant_violation(snap_compare: Any) -> None:
+    sim = FakeSim()
+
+    async def before(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        await keys(pilot, "n", "n")
+        sim.break_pool("kv")
+        await keys(pilot, "c")
+
+    assert snap_compare(make_app(sim=sim), terminal_size=SIZE, run_before=before)
+
+
+def test_runtime_error(snap_compare: Any) -> None:
+    async def before(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        await keys(pilot, "c")
+
+    assert snap_compare(make_app(error_at=5), terminal_size=SIZE, run_before=before)
+
+
+def test_help_screen(snap_compare: Any) -> None:
+    async def before(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        await keys(pilot, "question_mark")
+
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=before)
+
+
+def test_breakpoints_screen(snap_compare: Any) -> None:
+    async def before(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        await keys(pilot, "b")
+        await submit(pilot, "admit pool=kv class=chat; ignore 2")
+        await submit(pilot, "if free(kv) < 64; once")
+        await submit(pilot, "at 2.5")
+        await submit(pilot, "if fre(kv) < 1")
+
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=before)
+
+
+def test_goto_dialog(snap_compare: Any) -> None:
+    async def before(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        await keys(pilot, "g")
+        await submit(pilot, "soon")
+
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=before)
+
+
+def test_watch_changed(snap_compare: Any) -> None:
+    async def before(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        await keys(pilot, "w")
+        await submit(pilot, "free(kv)")
+        await submit(pilot, "queued(kv)")
+        await keys(pilot, "escape", "n", "n", "n")
+
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=before)
+
+
+def test_inspect_a_cached_block(snap_compare: Any) -> None:
+    async def before(pilot: Pilot[Any]) -> None:
+        await goto(40)(pilot)
+        app = pilot.app
+        assert isinstance(app, PoolApp) and app.snapshot is not None
+        entry = app.snapshot.pool("kv").entries[0]
+        app.inspect_block("kv", entry.physical[0])
+        await settle(pilot)
+
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=before)
+
+
+def test_cap_inf_pool_shows_a_bar(snap_compare: Any) -> None:
+    assert snap_compare(make_app(with_host=True), terminal_size=SIZE, run_before=goto(21))
+
+
+def test_light_theme(snap_compare: Any) -> None:
+    async def before(pilot: Pilot[Any]) -> None:
+        pilot.app.theme = "textual-light"
+        await goto(21)(pilot)
+
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=before)
+
+
+def test_compile_error_screen(snap_compare: Any) -> None:
+    text = (
+        "bad.pool:5:8: error: unknown pool 'kvv'; did you mean 'kv'?\n"
+        "5 |   hold kvv (16) {\n"
+        "  |        ^^^"
+    )
+    assert snap_compare(PoolApp("bad.pool", compile_error=text), terminal_size=(100, 20))
+
+
+class BigMapApp(App[None]):
+    """A 100,000-block pool, scrolled to the middle."""
+
+    def compose(self) -> ComposeResult:
+        yield BlockMapView(synthetic_pool(100_000, holders=3000), classes="solo")
+
+
+def test_big_block_map_scrolled(snap_compare: Any) -> None:
+    async def before(pilot: Pilot[Any]) -> None:
+        await pilot.pause()
+        view = pilot.app.query_one(BlockMapView)
+        view.scroll_to(y=1500, animate=False)
+        await pilot.pause()
+
+    assert snap_compare(BigMapApp(), terminal_size=(120, 30), run_before=before)
