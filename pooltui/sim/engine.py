@@ -686,8 +686,8 @@ class Engine:
         own = p.entries[protect].nblocks if protect is not None and protect in p.entries else 0
         return len(p.free) + p.cached - own
 
-    def take_blocks(self, p: PoolState, n: int, owner: int, protect: int | None) -> list[int]:
-        """Allocate n blocks to `owner` (a hold key), evicting cache first if needed."""
+    def take_blocks(self, p: PoolState, n: int, protect: int | None) -> list[int]:
+        """Allocate n blocks, evicting cache first if needed (but not `protect`'s entry)."""
         if p.nblocks is None:
             p.allocated += n
             return []
@@ -696,12 +696,10 @@ class Engine:
             self.evict(p, n - len(free), protect)
         p.allocated += n
         if n == 1:  # the common case: a decode crossing into its next block
-            b = free.pop()
-            p.owner[b] = owner
-            return [b]
-        out = [free.pop() for _ in range(n)]
-        for b in out:
-            p.owner[b] = owner
+            return [free.pop()]
+        out = free[len(free) - n :]  # the top n, in the order n pops would give them
+        del free[len(free) - n :]
+        out.reverse()
         return out
 
     def give_back(self, p: PoolState, phys: list[int], n: int) -> None:
@@ -709,9 +707,7 @@ class Engine:
         p.allocated -= n
         if p.nblocks is None:
             return
-        for b in reversed(phys):
-            p.owner[b] = 0
-            p.free.append(b)
+        p.free.extend(reversed(phys))
 
     def evict_order(self, p: PoolState, protect: int | None) -> list[Entry]:
         pd = self.t.pools[p.decl]
@@ -784,9 +780,7 @@ class Engine:
             e.units = min(e.units, e.nblocks * p.block)
             units = units_before - e.units
             p.cached -= take
-            for b in reversed(gone):
-                p.owner[b] = 0
-                p.free.append(b)
+            p.free.extend(reversed(gone))
             if e.nblocks == 0:
                 del p.entries[e.sid]
             nblocks -= take
@@ -818,7 +812,6 @@ class Engine:
         counters = s.counters
         entries = p.entries
         free = p.free
-        owner = p.owner
         block = p.block
         while nblocks > 0:
             for e in entries.values():
@@ -828,10 +821,9 @@ class Engine:
                 raise RuntimeError("evict: no cache left")
             take = nblocks if nblocks < e.nblocks else e.nblocks
             phys = e.phys
-            for _ in range(take):
-                b = phys.pop()
-                owner[b] = 0
-                free.append(b)
+            cut = len(phys) - take
+            free.extend(reversed(phys[cut:]))  # tail first, as block-by-block eviction
+            del phys[cut:]
             before = e.units
             e.nblocks -= take
             cap = e.nblocks * block
@@ -872,17 +864,13 @@ class Engine:
         old = p.entries.pop(sid, None)
         if old is not None:  # a newer release of the same session replaces it
             p.cached -= old.nblocks
-            for b in reversed(old.phys):
-                p.owner[b] = 0
-                p.free.append(b)
+            p.free.extend(reversed(old.phys))
         e = Entry(sid, units, nblocks, phys, self.s.now)
         e.order = p.next_order
         p.next_order += 1
         e.attrs = attrs
         live = self.s.live.get(sid)
         e.serial = live.serial if live is not None else (old.serial if old is not None else 0)
-        for b in phys:
-            p.owner[b] = -(sid + 1)
         p.entries[sid] = e
         p.cached += nblocks
         return e
@@ -953,7 +941,7 @@ class Engine:
                 units=units,
             )
             return
-        phys = self.take_blocks(tier, n, -(job.sid + 1), protect=job.sid)
+        phys = self.take_blocks(tier, n, protect=job.sid)
         tier.allocated -= n  # the blocks are cache, not a hold
         old = tier.entries.pop(job.sid, None)
         if old is not None:
@@ -1209,9 +1197,7 @@ class Engine:
                 del entry.phys[hit_blocks:]
                 entry.nblocks = hit_blocks
                 entry.units = hit
-                for b in reversed(rest):
-                    p.owner[b] = 0
-                    p.free.append(b)
+                p.free.extend(reversed(rest))
                 self.s.counters["evictions"] += 1
                 self.emit(
                     "evict",
@@ -1226,15 +1212,13 @@ class Engine:
                     data=(("entry", sess.name), ("left", hit)),
                 )
         new_blocks = self.nb(p, size) - hit_blocks
-        new_phys = self.take_blocks(p, new_blocks, h.key, protect=sess.sid)
+        new_phys = self.take_blocks(p, new_blocks, protect=sess.sid)
         p.queue.remove(h)
         h.queued = False
         if entry is not None:
             del p.entries[sess.sid]
             p.cached -= hit_blocks
             p.allocated += hit_blocks
-            for b in hit_phys:
-                p.owner[b] = h.key
         phys = hit_phys + new_phys
         h.computed = hit
         h.phys = phys
@@ -1393,7 +1377,7 @@ class Engine:
                     span=span,
                 )
             return "wait"
-        added = self.take_blocks(p, need, h.key, protect=None)
+        added = self.take_blocks(p, need, protect=None)
         h.phys.extend(added)
         h.nblocks += need
         h.size = new_size
@@ -1573,7 +1557,7 @@ class Engine:
         n = self.units(amount, stmt.span, what)
         if (stmt.kind == "prefill" and h.computed >= n) or (stmt.kind == "decode" and n == 0):
             return False
-        sess.run = RunState(self.s.stages.index(st), stmt.kind, n, h.key)
+        sess.run = RunState(self.s.stages.index(st), stmt.kind, n, h)
         self.join_stage(sess, st)
         return True
 
@@ -1594,7 +1578,7 @@ class Engine:
     def resume_run(self, sess: Session) -> None:
         run = sess.run
         assert run is not None
-        h = self.hold_by_key(sess, run.hold)
+        h = run.h
         if (run.kind == "prefill" and h.computed >= run.target) or (
             run.kind == "decode" and run.steps >= run.target
         ):
@@ -1618,7 +1602,7 @@ class Engine:
     def resident_order(self, sid: int) -> int:
         sess = self.s.live[sid]
         assert sess.run is not None
-        return self.hold_by_key(sess, sess.run.hold).admit_order
+        return sess.run.h.admit_order
 
     @staticmethod
     def hold_by_key(sess: Session, key: int) -> HoldState:
@@ -1653,7 +1637,7 @@ class Engine:
         itself: the residents' loop stops), 'gone' (rejected or preempted)."""
         run = sess.run
         assert run is not None
-        h = self.hold_by_key(sess, run.hold)
+        h = run.h
         take, full, phase = self.plan_tokens(st, run, h)
         if take <= 0:
             return "skip"
@@ -1731,10 +1715,10 @@ class Engine:
         s.counters["iterations"] += 1
         st.busy = True
         st.iter_start = s.now
-        sched = [(s.live[sid].name, s.live[sid].run.phase, s.live[sid].run.tokens)  # type: ignore[union-attr]
-                 for sid in st.scheduled]  # fmt: skip
-        prefills = sum(1 for x in sched if x[1] in ("prefill", "recompute"))
-        decodes = len(sched) - prefills + steady
+        live = s.live
+        runs = [live[sid].run for sid in st.scheduled]
+        prefills = sum(1 for r in runs if r is not None and r.phase != "decode")
+        decodes = len(runs) - prefills + steady
         duration = 0.0
         if tokens > 0:
             sd = self.t.stages[st.decl]
@@ -1742,7 +1726,7 @@ class Engine:
                 duration = 1.0
             else:
                 env = self.env.bind(None, None, s.now)
-                env.tokens, env.residents = tokens, len(sched) + steady
+                env.tokens, env.residents = tokens, len(runs) + steady
                 env.prefills, env.decodes = prefills, decodes
                 duration = float(sd.time(env))
                 if duration < 0 or math.isnan(duration) or math.isinf(duration):
@@ -1751,8 +1735,13 @@ class Engine:
                         f"the iteration time is {fmt(duration)}, not a duration", sd.ir.time.span
                     )
         st.iter_end = self.iteration_end(st, duration, fused)
+        index = s.stages.index(st)
+        self.push(st.iter_end, P_ITER_END, index, "end", index)
+        if "iteration" in self.quiet:
+            return True
         used = st.budget - st.budget_left if not math.isinf(st.budget) else tokens
-        self.push(st.iter_end, P_ITER_END, s.stages.index(st), "end", s.stages.index(st))
+        sched = [(live[sid].name, r.phase, r.tokens) for sid, r in zip(st.scheduled, runs, strict=True)
+                 if r is not None]  # fmt: skip
         self.emit(
             "iteration",
             lambda: (
@@ -1793,7 +1782,7 @@ class Engine:
         assert run is not None
         if run.kind == "prefill":
             return True
-        h = self.hold_by_key(sess, run.hold)
+        h = run.h
         return h.context > h.computed  # a recompute is a prefill
 
     def serve_residents(self, st: StageState, which: Callable[[Session], bool]) -> None:
@@ -1848,7 +1837,7 @@ class Engine:
             if sess is None or sess.run is None:
                 continue
             run = sess.run
-            h = self.hold_by_key(sess, run.hold)
+            h = run.h
             tokens += run.tokens
             h.computed += run.tokens
             if run.kind == "prefill":
@@ -1935,7 +1924,7 @@ class Engine:
                 )
         if sess.state == S_RESIDENT and sess.run is not None:
             st = s.stages[sess.run.stage]
-            h = self.hold_by_key(sess, sess.run.hold)
+            h = sess.run.h
             p = s.pools[h.pool]
             if sess.run.phase == "grow-wait":
                 return f"waits to grow its hold on {p.label} (no room, nothing to preempt)"

@@ -100,7 +100,7 @@ class FastEngine(Engine):
         run = sess.run
         assert run is not None and run.d0 >= 0
         computed, size, steps = self.steady_values(st, sess)
-        h = self.hold_by_key(sess, run.hold)
+        h = run.h
         h.computed = computed
         h.context = computed
         h.size = size
@@ -132,7 +132,7 @@ class FastEngine(Engine):
         run = sess.run
         if run is None or run.kind != "decode" or run.d0 >= 0 or sess.state != S_RESIDENT:
             return
-        h = self.hold_by_key(sess, run.hold)
+        h = run.h
         p = self.s.pools[h.pool]
         if p.stage != self.s.stages.index(st) or st.exclusive:
             return
@@ -203,7 +203,7 @@ class FastEngine(Engine):
                 sess = self.s.live[sid]
                 run = sess.run
                 assert run is not None
-                h = self.hold_by_key(sess, run.hold)
+                h = run.h
                 saved.append((h, run, h.computed, h.context, h.size, run.steps))
                 computed, size, steps = self.steady_values(st, sess)
                 h.computed, h.context, h.size, run.steps = computed, computed, size, steps
@@ -252,7 +252,7 @@ class FastEngine(Engine):
             sess = s.live[sid]
             run = sess.run
             assert run is not None
-            h = self.hold_by_key(sess, run.hold)
+            h = run.h
             if run.kind == "prefill":
                 w = run.target - h.computed
                 if st.whole and w > st.budget - want:
@@ -294,14 +294,22 @@ class FastEngine(Engine):
         try:
             # Residents in admission order: plain ones plan as usual, crossing steady ones
             # take their next block (evicting cache as the per-event mode would).
+            batch: list[HoldState] = []
             for _, sid, steady in order:
                 if steady:
-                    self.steady_block(s.live[sid])
+                    run = s.live[sid].run
+                    assert run is not None
+                    batch.append(run.h)
                     continue
+                if batch:
+                    self.crossing_blocks(batch)
+                    batch = []
                 sess = s.live.get(sid)
                 if sess is None or sess.run is None or sid not in st.residents:
                     continue
                 self.serve(st, sess)
+            if batch:
+                self.crossing_blocks(batch)
             admitted = self.admit_in_iteration(st)
         finally:
             st.planning = False
@@ -310,13 +318,66 @@ class FastEngine(Engine):
         st.fused = fused
         return self.launch_iteration(st, admitted, False, n0, steady=len(st.steady), fused=fused)
 
-    def steady_block(self, sess: Session) -> None:
-        run = sess.run
-        assert run is not None
-        h = self.hold_by_key(sess, run.hold)
-        p = self.s.pools[h.pool]
-        h.phys.extend(self.take_blocks(p, 1, h.key, protect=None))
-        h.nblocks += 1
+    def crossing_blocks(self, holds: list[HoldState]) -> None:
+        """Each hold (steady residents crossing into a new block, in resident order) gets
+        one block, exactly as one `take_blocks(p, 1)` after another would give them: from
+        the free stack's top while it lasts, then each from the next eviction."""
+        s = self.s
+        i = 0
+        n = len(holds)
+        while i < n:
+            p = s.pools[holds[i].pool]
+            pd = self.t.pools[p.decl]
+            j = i + 1
+            while j < n and holds[j].pool == holds[i].pool:
+                j += 1
+            group = holds[i:j]
+            i = j
+            if p.nblocks is None or not self.lean or pd.evict_keys is not None or pd.spill_when:
+                for h in group:
+                    h.phys.extend(self.take_blocks(p, 1, protect=None))
+                    h.nblocks += 1
+                continue
+            free = p.free
+            p.allocated += len(group)
+            k = 0
+            while k < len(group) and free:
+                h = group[k]
+                h.phys.append(free.pop())
+                h.nblocks += 1
+                k += 1
+            if k < len(group):
+                for h, b in zip(group[k:], self.evict_blocks(p, len(group) - k), strict=True):
+                    h.phys.append(b)
+                    h.nblocks += 1
+
+    def evict_blocks(self, p: PoolState, m: int) -> list[int]:
+        """m evictions of one block each (lru, in order), the blocks handed straight to
+        the allocations that needed them; counted as m `evict` events."""
+        s = self.s
+        entries = p.entries
+        block = p.block
+        out: list[int] = []
+        units = 0
+        while len(out) < m:
+            e = next(iter(entries.values()))
+            take = min(m - len(out), e.nblocks)
+            phys = e.phys
+            cut = len(phys) - take
+            out.extend(reversed(phys[cut:]))
+            del phys[cut:]
+            before = e.units
+            e.nblocks -= take
+            if e.units > e.nblocks * block:
+                e.units = e.nblocks * block
+            units += before - e.units
+            p.cached -= take
+            if e.nblocks == 0:
+                del entries[e.sid]
+        s.counters["evictions"] += m
+        s.counters["evicted_units"] += units
+        s.n_events += m
+        return out
 
     def fusion_length(self, st: StageState) -> int:
         """How many steady-only iterations can run as one: until a run finishes or must
@@ -343,38 +404,54 @@ class FastEngine(Engine):
         k = 1
         t = end
         start = s.now
+        plan: list[tuple[float, int, list[int]]] = []  # (start, pool, sids in resident order)
         avail = {pi: self.available(s.pools[pi]) for pi in st.memory}
-        plan: list[tuple[float, list[tuple[int, int]]]] = []
-        while k < fused:
-            if t >= next_due:
-                break
+        buckets = st.buckets
+        single = len(st.memory) == 1
+        while k < fused and t < next_due:
             d = st.dcount + k
-            cross: list[tuple[int, int]] = []
-            ok = True
-            for pi in st.memory:
-                p = s.pools[pi]
-                bucket = st.buckets.get((pi, d % p.block))
+            if single:
+                pi = st.memory[0]
+                bucket = buckets.get((pi, d % s.pools[pi].block))
                 if bucket:
                     if len(bucket) > avail[pi]:
-                        ok = False
                         break
                     avail[pi] -= len(bucket)
-                    cross.extend((self.resident_order(sid), sid) for sid in bucket)
-            if not ok:
-                break
-            cross.sort()
-            plan.append((t, cross))
+                    plan.append((t, pi, bucket))
+            else:
+                cross: list[tuple[int, int, int]] = []
+                ok = True
+                for pi in st.memory:
+                    bucket = buckets.get((pi, d % s.pools[pi].block))
+                    if bucket:
+                        if len(bucket) > avail[pi]:
+                            ok = False
+                            break
+                        avail[pi] -= len(bucket)
+                        cross.extend((self.resident_order(sid), pi, sid) for sid in bucket)
+                if not ok:
+                    break
+                cross.sort()
+                for _, pi, sid in cross:
+                    plan.append((t, pi, [sid]))
             st.iter_start = t  # the last fused iteration's start, as the per-event mode has it
             k += 1
             t = t + duration
-        # Take the crossing blocks of the fused iterations at their own start times.
-        for t_j, cross in plan:
-            s.now = t_j
-            for _, sid in cross:
-                sess = s.live[sid]
-                self.steady_block(sess)
-                p = s.pools[self.hold_by_key(sess, sess.run.hold).pool]  # type: ignore[union-attr]
-                p.area -= p.block * (t_j - start)  # the block was not there before t_j
+        # The crossing blocks of the fused iterations, in order. Recorded evictions carry
+        # their iteration's start time; unrecorded ones can all be taken in one go.
+        live = s.live
+        batch: list[HoldState] = []
+        for t_j, pi, sids in plan:
+            p = s.pools[pi]
+            p.area -= p.block * len(sids) * (t_j - start)  # not there before t_j
+            holds = [live[sid].run.h for sid in sids]  # type: ignore[union-attr]
+            if self.lean:
+                batch.extend(holds)
+            else:
+                s.now = t_j
+                self.crossing_blocks(holds)
+        if batch:
+            self.crossing_blocks(batch)
         s.now = start
         st.fused = k
         st.iteration += k - 1
@@ -401,9 +478,9 @@ class FastEngine(Engine):
             done.sort(key=lambda x: self.resident_order(x.sid))
         # Plain decoders that just took a whole step with a tight hold become steady.
         for sid in plain:
-            sess = s.live.get(sid)
-            if sess is not None and sess not in done:
-                self.try_steady(st, sess)
+            other = s.live.get(sid)
+            if other is not None and other not in done:
+                self.try_steady(st, other)
         del tokens
         self.finish_runs(st, done)
 

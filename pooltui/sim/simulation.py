@@ -95,10 +95,17 @@ class Simulation:
         eng = self.engine
         while True:
             n0 = eng.s.n_events
+            if not self._history and not self.fast:
+                # Without history, keep just the current action's start, so the events
+                # inside it can still be looked at one by one.
+                self._ckpt_at = [n0]
+                self._ckpt = [pickle.dumps(eng.s, protocol=pickle.HIGHEST_PROTOCOL)]
+                self._action_starts = [n0]
             ok = eng.advance()
             n1 = eng.s.n_events
             if n1 > n0:
-                self._action_starts.append(n0)
+                if not self._action_starts or self._action_starts[-1] != n0:
+                    self._action_starts.append(n0)
                 if self._history and n1 - self._ckpt_at[-1] >= self._every and eng.s.halted is None:
                     self._checkpoint()
                 self.error = eng.s.error
@@ -218,7 +225,7 @@ class Simulation:
             return self.engine
         if self._view is not None and self._view[0] == self._cursor:
             return self._view[1]
-        if not self._history:
+        if not self._history and (not self._ckpt_at or self._cursor + 1 <= self._ckpt_at[0]):
             raise RuntimeError("this simulation keeps no history (history=False)")
         eng = self._replay_to(self._cursor + 1)
         self._view = (self._cursor, eng)

@@ -92,6 +92,7 @@ class Run:
         "c0",
         "d0",
         "full",
+        "h",
         "hold",
         "kind",
         "phase",
@@ -102,12 +103,13 @@ class Run:
         "tokens",
     )
 
-    def __init__(self, stage: int, kind: str, target: int, hold: int) -> None:
+    def __init__(self, stage: int, kind: str, target: int, hold: Hold) -> None:
         self.stage = stage  # global stage member number
         self.kind = kind  # "prefill" | "decode"
         self.target = target  # prefill: T units; decode: N steps
         self.steps = 0
-        self.hold = hold  # hold key
+        self.h = hold  # the hold the run works on
+        self.hold = hold.key
         self.tokens = 0  # planned this iteration
         self.full = False  # this iteration's decode tokens make a whole step
         self.phase = "waiting"
@@ -172,7 +174,6 @@ class PoolState:
         "member",
         "nblocks",
         "next_order",
-        "owner",
         "queue",
         "stage",
         "waiting_grows",
@@ -190,7 +191,6 @@ class PoolState:
         self.cached = 0  # blocks
         # Free physical blocks: a stack, lowest id on top, so a fresh pool fills from 0.
         self.free: list[int] = list(range((self.nblocks or 0) - 1, -1, -1))
-        self.owner: list[int] = [0] * (self.nblocks or 0)  # 0 free, >0 hold key, <0 -(sid+1)
         # sid -> entry, in release order (an OrderedDict: the LRU end is O(1) to reach)
         self.entries: OrderedDict[int, Entry] = OrderedDict()
         self.queue: list[Hold] = []  # preempted first (latest first), then by enqueue

@@ -12,6 +12,6 @@ def break_pool(sim: Simulation, pool_label: str) -> None:
         if p.label == pool_label:
             p.allocated += 1
             if p.free:
-                p.owner[p.free.pop()] = 1 << 40  # a block nobody holds
+                p.free.pop()  # a block nobody holds, and not free either
             return
     raise KeyError(pool_label)

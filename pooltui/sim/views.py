@@ -122,18 +122,23 @@ def _queue(eng: Engine, p: PoolState) -> tuple[QueueItemView, ...]:
 def _block_map(eng: Engine, p: PoolState, entries: tuple[EntryView, ...]) -> BlockMap | None:
     if p.nblocks is None:
         return None
+    # Who holds each block is derived from the holds and entries (the engine keeps no
+    # per-block owner table: that would cost a write per block on every allocation).
     owners: list[BlockOwner] = []
-    slot: dict[int, int] = {0: 0}
+    cells = [0] * p.nblocks
     for sess in eng.s.live.values():
         for h in sess.holds:
-            if eng.s.pools[h.pool] is p and h.nblocks:
+            if eng.s.pools[h.pool] is p and h.phys:
                 owners.append(BlockOwner("hold", sess.name, sess.sid))
-                slot[h.key] = len(owners)
+                k = len(owners)
+                for b in h.phys:
+                    cells[b] = k
     for ev in entries:
         owners.append(BlockOwner("cached", ev.session, ev.session_id, ev.rank))
-        slot[-(ev.session_id + 1)] = len(owners)
-    cells = tuple(slot.get(c, 0) for c in p.owner)
-    return BlockMap(p.nblocks, p.block, cells, tuple(owners))
+        k = len(owners)
+        for b in ev.physical:
+            cells[b] = k
+    return BlockMap(p.nblocks, p.block, tuple(cells), tuple(owners))
 
 
 def _pool_view(eng: Engine, p: PoolState, tiers: dict[str, list[str]]) -> PoolView:
@@ -236,7 +241,7 @@ def _stage_views(eng: Engine) -> tuple[StageView, ...]:
             sess = s.live[sid]
             run = sess.run
             assert run is not None
-            h = eng.hold_by_key(sess, run.hold)
+            h = run.h
             phase = run.phase if run.phase in ("prefill", "decode", "recompute") else "waiting"
             if not st.busy or sid not in st.scheduled:
                 phase = "waiting"
