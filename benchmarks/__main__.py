@@ -10,7 +10,9 @@ import benchmarks
 
 
 def main() -> int:
-    names = sorted(m.name for m in pkgutil.iter_modules(benchmarks.__path__) if m.name != "__main__")
+    names = sorted(
+        m.name for m in pkgutil.iter_modules(benchmarks.__path__) if m.name != "__main__"
+    )
     if len(sys.argv) < 2 or sys.argv[1] not in names:
         print("usage: python -m benchmarks NAME [args...]\n  NAME: " + " | ".join(names))
         return 2

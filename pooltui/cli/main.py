@@ -1,10 +1,10 @@
 """`pooltui`: the entry point. Dispatches to the subcommands; no traceback ever escapes.
 
-    pooltui SPEC                 open the debugger on SPEC
-    pooltui check SPEC           compile, print a one-line summary (exit 1 on errors)
-    pooltui ir SPEC              print the IR as JSON
-    pooltui run SPEC [...]       simulate headless and print a summary
-    pooltui render SPEC [...]    write a screenshot of the debugger as SVG
+pooltui SPEC                 open the debugger on SPEC
+pooltui check SPEC           compile, print a one-line summary (exit 1 on errors)
+pooltui ir SPEC              print the IR as JSON
+pooltui run SPEC [...]       simulate headless and print a summary
+pooltui render SPEC [...]    write a screenshot of the debugger as SVG
 """
 
 from __future__ import annotations

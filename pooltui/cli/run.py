@@ -10,13 +10,14 @@ import argparse
 import math
 import sys
 import time
+from collections.abc import Sequence
 from typing import IO
 
 from pooltui.lang import SpecError, compile_file, render
 from pooltui.sim import Event, Simulation
 
 
-def percentiles(xs: list[float]) -> str:
+def percentiles(xs: Sequence[float]) -> str:
     if not xs:
         return "—"
     ys = sorted(xs)

@@ -30,7 +30,7 @@ from pooltui.sim.state import Run as RunState
 from pooltui.sim.tables import Tables
 
 QUIET = frozenset({"iteration", "iteration-end", "grow"})
-EXIT, DONE = 0, 1
+DONE, EXIT = 0, 1  # at one step count a run that finishes is done, not over its reserve
 
 
 def _reads(expr: object, names: set[str]) -> bool:
@@ -71,6 +71,7 @@ class FastEngine(Engine):
             record=record,
         )
         self.quiet = QUIET
+        self.check_per_action = True
         # Fusing needs every admission attempt to fail the same way while only steady
         # decoding happens: no checks, fifo queues, headers that do not read time.
         timeless = all(
@@ -92,7 +93,9 @@ class FastEngine(Engine):
         assert run is not None
         delta = st.dcount - run.d0
         computed = run.c0 + delta
-        in_flight = 1 if st.busy and st.fused else 0
+        # While its iteration is in flight the hold already has the blocks of every fused
+        # step (k of them): count its size k ahead so blocks and size agree.
+        in_flight = st.fused if st.busy else 0
         return computed, computed + in_flight, run.s0 + delta
 
     def make_plain(self, st: StageState, sess: Session) -> None:
@@ -469,12 +472,14 @@ class FastEngine(Engine):
             st.dcount += k
             while True:
                 m = self.next_mark(st)
-                if m is None or m[1] != DONE or m[0] > st.dcount:
+                if m is None or m[0] > st.dcount:
                     break
                 heapq.heappop(st.marks)
                 sess = s.live[m[3]]
                 self.make_plain(st, sess)
-                done.append(sess)
+                if m[1] == DONE:
+                    done.append(sess)
+                # (an EXIT mark: its next step would pass its reserve; it goes on plain)
             done.sort(key=lambda x: self.resident_order(x.sid))
         # Plain decoders that just took a whole step with a tight hold become steady.
         for sid in plain:

@@ -337,5 +337,6 @@ class State:
             "iterations": 0,
             "ended": 0,
             "arrived": 0,
+            "peak_live": 0,
         }
         self.hit_units = [0, 0]  # units hit, units asked (at admissions)

@@ -25,6 +25,7 @@ from textual.binding import Binding, BindingType
 from textual.color import Color
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
@@ -295,7 +296,9 @@ class PoolApp(App[int]):
         self.sim = sim
         self.compile_error = compile_error
         self._compile_condition = compile_condition
-        self.controller: Controller | None = Controller(sim) if sim is not None else None
+        self._frames_posted = 0
+        self._frames_shown = 0
+        self.controller: Controller | None = self._new_controller(sim) if sim is not None else None
         self._commands: queue.Queue[Command | None] = queue.Queue()
         self._seq = 0
         self._issued = 0
@@ -346,7 +349,7 @@ class PoolApp(App[int]):
                 screen.query_one("#error-body", Static).update(error or "")
             return
         self.sim = sim
-        self.controller = Controller(sim)
+        self.controller = self._new_controller(sim)
         self.pop_screen()
         self._open_debugger()
 
@@ -372,7 +375,17 @@ class PoolApp(App[int]):
                 self.post_message(SimFailed(cmd.seq, f"{type(exc).__name__}: {exc}"))
 
     def _post_frame(self, frame: Frame) -> None:
+        # Written only by the worker; `_frames_shown` only by the UI thread.
+        self._frames_posted += 1
         self.post_message(SimFrame(frame))
+
+    def _ui_ready(self) -> bool:
+        return self._frames_shown >= self._frames_posted
+
+    def _new_controller(self, sim: SimLike) -> Controller:
+        controller = Controller(sim)
+        controller.ui_ready = self._ui_ready
+        return controller
 
     # ----------------------------------------------------------------- commands
     def send(self, kind: str, **kwargs: Any) -> None:
@@ -414,8 +427,10 @@ class PoolApp(App[int]):
 
     # ----------------------------------------------------------------- frames
     def on_sim_frame(self, message: SimFrame) -> None:
-        frame = message.frame
-        self.apply_frame(frame)
+        try:
+            self.apply_frame(message.frame)
+        finally:
+            self._frames_shown += 1
 
     def on_sim_failed(self, message: SimFailed) -> None:
         self._applied = max(self._applied, message.seq)
@@ -443,6 +458,12 @@ class PoolApp(App[int]):
         self.watch_values = frame.watches
         if screen is None or not screen.is_mounted:
             return
+        try:
+            self._show_frame(screen, frame)
+        except NoMatches:  # the screen is being torn down (quit during a run)
+            return
+
+    def _show_frame(self, screen: DebuggerScreen, frame: Frame) -> None:
         snap = frame.snapshot
         log = screen.query_one(EventLog)
         log.add_events(frame.events_from, frame.new_events)
@@ -480,7 +501,10 @@ class PoolApp(App[int]):
         screen = self.debugger
         if screen is None or not screen.is_mounted:
             return
-        status = screen.query_one("#status", Static)
+        try:
+            status = screen.query_one("#status", Static)
+        except NoMatches:
+            return
         snap = self.snapshot
         text = Text()
         text.append(f"{screen.spec_name}  ", Style(bold=True))
@@ -551,7 +575,10 @@ class PoolApp(App[int]):
                 text.append_text(inspect_block_text(snap, pool, block))
         elif not text:
             text.append("Click a block or a session to inspect it.", "dim italic")
-        screen.query_one("#details-body", Static).update(text)
+        try:
+            screen.query_one("#details-body", Static).update(text)
+        except NoMatches:
+            return
         if switch:
             screen.query_one(TabbedContent).active = "details"
 

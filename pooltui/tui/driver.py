@@ -24,6 +24,8 @@ from pooltui.sim.snapshot import Snapshot, Violation
 from pooltui.tui.breakpoints import BreakpointSet, Hit
 
 FRAME_INTERVAL = 0.05  # at most ~20 frames a second while running
+BREATHE_EVERY = 0.002  # a long run hands the GIL to the UI thread this often
+BREATHE_FOR = 0.0
 Number = int | float
 
 
@@ -116,6 +118,8 @@ class Controller:
     _known: int = 0  # events the UI has been sent
     _watches: tuple[tuple[str, Any], ...] = ()
     _watch_prev: dict[str, Number | None] = field(default_factory=dict)
+    ui_ready: Callable[[], bool] = lambda: True  # the UI has shown every frame posted
+    _breath: float = 0.0
 
     # ----------------------------------------------------------------- helpers
     def _new_events(self) -> tuple[int, tuple[Event, ...]]:
@@ -194,6 +198,13 @@ class Controller:
         )
 
     def _interrupted(self, cmd: Command) -> bool:
+        # Called between two steps of every long loop: also the place to let the UI
+        # thread run. A pure-Python run would otherwise hold the GIL for whole switch
+        # intervals and every key would wait behind it.
+        now = _time.perf_counter()
+        if now - self._breath >= BREATHE_EVERY:
+            _time.sleep(BREATHE_FOR)
+            self._breath = _time.perf_counter()
         return self.interrupt_gen != cmd.gen
 
     def _stopped_by_sim(self) -> bool:
@@ -239,7 +250,9 @@ class Controller:
 
     def _maybe_progress(self, cmd: Command, post: Callable[[Frame], None], last: float) -> float:
         now = _time.monotonic()
-        if now - last >= FRAME_INTERVAL:
+        # Backpressure: no new frame until the UI has shown the last one, so a slow
+        # screen never queues up frames (and keys) behind a fast run.
+        if now - last >= FRAME_INTERVAL and self.ui_ready():
             post(self.frame(cmd, final=False, running=True))
             return now
         return last
@@ -337,7 +350,7 @@ class Controller:
                 continue
             # Run at a speed: show every event when slow enough, else ~20 frames a second.
             now = _time.monotonic()
-            if rate <= 20 or now - last_post >= FRAME_INTERVAL:
+            if (rate <= 20 or now - last_post >= FRAME_INTERVAL) and self.ui_ready():
                 post(self.frame(cmd, final=False, running=True))
                 last_post = now
             due = started + steps / rate

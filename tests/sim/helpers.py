@@ -194,6 +194,42 @@ def assert_clean(sim: Any) -> None:
     assert sim.halted is None, sim.halted
 
 
+def check_structure(snap: Any) -> None:
+    """What every snapshot must satisfy (language.md §8 and the snapshot contract): pool
+    accounting, the physical block map agreeing with holds and entries, whole-block entries,
+    preempted holds ahead of the others in each queue."""
+    for pool in snap.pools:
+        assert pool.allocated + pool.cached <= pool.cap, pool.label
+        assert pool.cached == sum(x.units for x in pool.entries), pool.label
+        flags = [q.preempted for q in pool.queue]
+        assert flags == sorted(flags, reverse=True), (pool.label, flags)
+        assert [x.rank for x in pool.entries] == list(range(len(pool.entries)))
+        bm = pool.blocks
+        if bm is None:
+            continue
+        unit = bm.unit
+        assert pool.allocated == sum(h.blocks for h in pool.holds) * unit, pool.label
+        if pool.block:
+            assert all(x.units % pool.block == 0 for x in pool.entries), pool.label
+        owners = [bm.owner(i) for i in range(bm.nblocks)]
+        held = sum(1 for o in owners if o is not None and o.kind == "hold")
+        cached = sum(1 for o in owners if o is not None and o.kind == "cached")
+        assert held * unit == pool.allocated, pool.label
+        assert cached * unit == pool.cached, pool.label
+        assert (bm.nblocks - held - cached) * unit == pool.free, pool.label
+        for h in pool.holds:
+            assert h.computed <= h.size, (pool.label, h.session)
+            assert len(h.physical) == h.blocks, (pool.label, h.session)
+            for b in h.physical:
+                o = bm.owner(b)
+                assert o is not None and o.kind == "hold" and o.session == h.session
+        for x in pool.entries:
+            assert len(x.physical) == x.blocks, (pool.label, x.session)
+            for b in x.physical:
+                o = bm.owner(b)
+                assert o is not None and o.kind == "cached" and o.session == x.session
+
+
 def vllm_spec(
     requests: Sequence[tuple[str, float, int, int]],
     *,

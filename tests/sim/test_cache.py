@@ -277,3 +277,33 @@ def test_multi_turn_hits_the_previous_turns_prefix() -> None:
         (10, "wait"),
         (15, "wait"),
     ]
+
+
+def test_spill_chain_with_two_pcie_lanes() -> None:
+    # The same chain with pcie lanes 2: a's and b's jobs run side by side from 3 ([3,4] and
+    # [3,5]); b lands at 5, cpu evicts a (4) -> sata [5,7] -> disk at 7. The rest is as
+    # before: c spilled at 9, lands at 11, b spilled on to disk [11,15] and dropped.
+    sim = sim_of(
+        SPILL_SPEC.replace(
+            "stage pcie link { rate 4; lanes 1; }", "stage pcie link { rate 4; lanes 2; }"
+        )
+    )
+    events = run_all(sim)
+    assert_clean(sim)
+    landed = [(t(e.time), e.session, e.pool, e.units) for e in events if e.moment == "spilled"]
+    assert landed == [
+        (4, "a", "cpu", 4),
+        (5, "b", "cpu", 8),
+        (7, "a", "disk", 4),
+        (11, "c", "cpu", 8),
+    ]
+    spills = [(t(e.time), e.session, e.pool) for e in events if e.moment == "spill"]
+    assert spills == [
+        (3, "a", "kv"),
+        (3, "b", "kv"),
+        (5, "a", "cpu"),
+        (9, "c", "kv"),
+        (11, "b", "cpu"),
+    ]
+    drops = [(t(e.time), e.session, e.pool, e.units) for e in events if e.moment == "spill-drop"]
+    assert drops == [(15, "b", "disk", 8)]

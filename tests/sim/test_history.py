@@ -73,6 +73,16 @@ def test_changing_cap_leaves_arrivals_and_draws_unchanged() -> None:
     assert (other_arrivals, other_attrs) != (small_arrivals, small_attrs)
 
 
+def test_fewer_sessions_leave_the_first_ones_unchanged() -> None:
+    # Session i's gap and attributes come from its own stream (seed, class, index): a run
+    # with 6 sessions of the class sees exactly the first 6 arrivals and draws of 12.
+    few_arrivals, few_attrs = _workload(draws_spec().replace("chat[12]", "chat[6]"))
+    many_arrivals, many_attrs = _workload(draws_spec())
+    assert few_arrivals == many_arrivals[:6]
+    assert few_attrs == {k: v for k, v in many_attrs.items() if k in few_attrs}
+    assert len(few_attrs) == 6
+
+
 def test_forward_n_then_back_n_restores_the_state() -> None:
     sim = sim_of(draws_spec())
     sim.run(events=40)
@@ -117,7 +127,7 @@ def _length(k: int) -> int:
     return _LENGTHS[k]
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(k=st.integers(0, len(HISTORY_SPECS) - 1), frac=st.floats(0, 1), first=st.booleans())
 def test_goto_equals_stepping_from_a_fresh_simulation(k: int, frac: float, first: bool) -> None:
     n = _length(k)
@@ -145,3 +155,14 @@ def test_finished_right_after_the_last_event() -> None:
         assert b.step() is not None
     assert a.snapshot().finished is b.snapshot().finished is True
     assert a.finished is b.finished is True
+
+
+def test_snapshot_at_every_step_without_history() -> None:
+    # history=False turns off back()/goto(), not the view of the current state: a headless
+    # run can still look at where it is after every step, and sees what a run with history
+    # sees at the same event.
+    fast = sim_of(draws_spec(), history=False)
+    slow = sim_of(draws_spec())
+    while (e := fast.step()) is not None:
+        assert slow.step() == e
+        assert comparable(fast.snapshot()) == comparable(slow.snapshot())

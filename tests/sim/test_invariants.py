@@ -10,16 +10,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.sim.helpers import of, run_all, sim_of
+from tests.sim.helpers import check_structure, of, run_all, sim_of
 
 # --------------------------------------------------------------------------- random specs
 
 
 @st.composite
 def random_specs(draw: Any) -> str:
-    """A spec from a small grammar: one memory pool of a step stage (maybe spilling to a
-    tier over a link), one settle-admitted pool, one or two session classes."""
+    """A spec from a small grammar: a memory pool (maybe a family of two joined with a step
+    stage family) of a step stage, maybe spilling to a shared tier over a link; a
+    settle-admitted pool; one or two session classes with turns, grows, sends and ifs."""
     seed = draw(st.integers(0, 1000))
+    fam = draw(st.sampled_from([1, 1, 2]))
     block = draw(st.sampled_from([1, 4, 16]))
     cap = block * draw(st.integers(1, 12))
     budget = draw(st.sampled_from([None, 4, 8, 16, 64]))
@@ -29,7 +31,9 @@ def random_specs(draw: Any) -> str:
     whole = draw(st.sampled_from([False, False, True])) and budget in (None, 64)
     exclusive = draw(st.booleans())
     preempt = draw(st.sampled_from(["lifo", "lifo", "none"]))
-    evict = draw(st.sampled_from(["lru", "by (size)", "by (-size, last)", "by (age)"]))
+    evict = draw(
+        st.sampled_from(["lru", "by (size)", "by (-size, last)", "by (age)", "by (prompt)"])
+    )
     queue = draw(
         st.sampled_from(["fifo", "by (prompt, serial)", "by (waited > 2 ? 0 : 1, serial)"])
     )
@@ -46,18 +50,22 @@ def random_specs(draw: Any) -> str:
     if exclusive:
         stage.append("serve exclusive prefill;")
 
-    lines = [f"seed {seed};", f"stage gpu step {{ {' '.join(stage)} }}"]
+    suffix = f"[{fam}]" if fam > 1 else ""
+    rate = draw(st.sampled_from([1, 4, 16]))
+    lanes = draw(st.integers(1, 2))
+    lines = [
+        f"seed {seed};",
+        f"stage gpu{suffix} step {{ {' '.join(stage)} }}",
+        f"stage pcie link {{ rate {rate}; lanes {lanes}; }}",
+    ]
     kv = [f"cap {cap};", f"block {block};", f"evict {evict};", f"preempt {preempt};"]
     kv += [f"queue {queue};", "admit via gpu;"]
     if spill:
         tier_block = draw(st.sampled_from([1, 4]))
         tier_cap = tier_block * draw(st.integers(1, 8))
-        rate = draw(st.sampled_from([1, 4, 16]))
-        lanes = draw(st.integers(1, 2))
-        lines.append(f"stage pcie link {{ rate {rate}; lanes {lanes}; }}")
         lines.append(f"pool host {{ cap {tier_cap}; block {tier_block}; evict lru; }}")
         kv.append("spill host via pcie (size) when (size >= 2);")
-    lines.append(f"pool kv {{ {' '.join(kv)} }}")
+    lines.append(f"pool kv{suffix} {{ {' '.join(kv)} }}")
     q_cap = draw(st.integers(1, 8))
     lines.append(f"pool q {{ cap {q_cap}; queue fifo; }}")
 
@@ -66,11 +74,16 @@ def random_specs(draw: Any) -> str:
         mean = draw(st.sampled_from([0.2, 1, 3]))
         prompt_max = draw(st.integers(1, 40))
         out_max = draw(st.integers(1, 8))
+        if fam > 1:
+            route = draw(st.sampled_from(["serial % 2", "argmin(kv, queued)", "argmax(kv, free)"]))
+            pre, kvr, gpur = f"i = {route}; ", "kv[i]", "gpu[i]"
+        else:
+            pre, kvr, gpur = "", "kv", "gpu"
         header = draw(
             st.sampled_from(
                 [
                     "max(prompt, context + 1)",
-                    "min(max(prompt, context + 1), computed + budget_left(gpu))",
+                    f"min(max(prompt, context + 1), computed + budget_left({gpur}))",
                     "prompt",
                 ]
             )
@@ -79,8 +92,10 @@ def random_specs(draw: Any) -> str:
         reserve = draw(st.sampled_from(["", " reserve (prompt + out + 1)", f" reserve ({cap})"]))
         turns = draw(st.integers(1, 2))
         grow = "grow kv (1); " if draw(st.booleans()) else ""
+        send = "send pcie (prompt); " if draw(st.booleans()) else ""
         side = (
-            f"qn = draw uniform(1, {q_cap + 1}); hold q (qn) {{ wait (1); }}"
+            f"qn = draw uniform(1, {q_cap + 1}); "
+            f"if (qn > 1) {{ hold q (qn) {{ wait (1); }} }} else {{ wait (0.25); }}"
             if draw(st.booleans())
             else ""
         )
@@ -90,11 +105,11 @@ def random_specs(draw: Any) -> str:
             f"  prompt = draw uniform(1, {prompt_max});\n"
             f"  out = draw uniform(1, {out_max});\n"
             f"  repeat ({turns}) {{\n"
-            f"    hold kv ({header}){need}{reserve} {{\n"
-            f"      run gpu prefill (prompt);\n"
-            f"      {grow}run gpu decode (out);\n"
+            f"    {pre}hold {kvr} ({header}){need}{reserve} {{\n"
+            f"      run {gpur} prefill (prompt);\n"
+            f"      {grow}run {gpur} decode (out);\n"
             f"    }}\n"
-            f"    wait (0.5);\n"
+            f"    {send}wait (0.5);\n"
             f"  }}\n"
             f"  {side}\n"
             f"}}"
@@ -102,16 +117,17 @@ def random_specs(draw: Any) -> str:
     return "\n".join(lines) + "\n"
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(spec=random_specs())
 def test_random_specs_keep_every_invariant(spec: str) -> None:
-    sim = sim_of(spec, invariants=True, history=False)
+    sim = sim_of(spec, invariants=True)
     events = []
     for _ in range(20_000):
         e = sim.step()
         if e is None:
             break
         events.append(e)
+        check_structure(sim.snapshot())
     assert sim.violation is None, (sim.violation, spec)
     assert getattr(sim, "error", None) is None, (sim.error, spec)
     snap = sim.snapshot()
@@ -133,9 +149,9 @@ def test_random_specs_keep_every_invariant(spec: str) -> None:
             assert all(x.units % pool.block == 0 for x in pool.entries)
         if not math.isinf(pool.cap):
             assert pool.free == pool.cap - pool.allocated - pool.cached
-    gpu = snap.stage("gpu")
     for e in events:
         if e.moment == "iteration":
+            gpu = snap.stage(e.stage)
             assert e.get("budget_used") <= gpu.budget
             assert len(e.get("scheduled")) <= gpu.seats
             assert sum(s[2] for s in e.get("scheduled")) == e.get("tokens")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from tests.sim.helpers import (
     admits,
     assert_clean,
+    check_structure,
     comparable,
     ends,
     evicts,
@@ -171,26 +172,6 @@ def test_history_across_a_halt() -> None:
     assert comparable(sim.snapshot()) == halted_snap
 
 
-def _check_block_maps(sim: object) -> None:
-    snap = sim.snapshot()  # type: ignore[attr-defined]
-    for pool in snap.pools:
-        bm = pool.blocks
-        if bm is None:
-            continue
-        unit = bm.unit
-        held = sum(1 for i in range(bm.nblocks) if (o := bm.owner(i)) and o.kind == "hold")
-        cached = sum(1 for i in range(bm.nblocks) if (o := bm.owner(i)) and o.kind == "cached")
-        assert held * unit == sum(h.blocks for h in pool.holds) * unit == pool.allocated
-        assert cached * unit == pool.cached
-        assert (bm.nblocks - held - cached) * unit == pool.free
-        for h in pool.holds:
-            assert len(h.physical) == h.blocks
-            assert all(bm.owner(b).session == h.session for b in h.physical)  # type: ignore[union-attr]
-        for x in pool.entries:
-            assert len(x.physical) == x.blocks
-            assert all(bm.owner(b).kind == "cached" for b in x.physical)  # type: ignore[union-attr]
-
-
 def test_block_maps_agree_with_the_accounting_at_every_event() -> None:
     from tests.sim.test_cache import SPILL_SPEC
     from tests.sim.test_preempt import NO_ADMIT_WHEN_PREEMPTED
@@ -198,7 +179,7 @@ def test_block_maps_agree_with_the_accounting_at_every_event() -> None:
     for spec in (SPILL_SPEC, NO_ADMIT_WHEN_PREEMPTED, STEPPING):
         sim = sim_of(spec)
         while sim.step() is not None:
-            _check_block_maps(sim)
+            check_structure(sim.snapshot())
         assert_clean(sim)
 
 

@@ -168,6 +168,7 @@ def test_v5_preempt_running_tail_and_fold_the_recompute_into_the_first_decode() 
     ]
     p = one(events, "preempt")
     assert (t(p.time), p.session, tuple(p.others), p.get("cached")) == (3, "r1", ("r0",), 8)
+    assert "r1" in p.why and "r0" in p.why
     assert evicts(events) == [(3, "r1", "kv", 4, 4), (6, "r0", "kv", 4, 4)]
     assert [a for a in admits(events) if a[1] == "r1"] == [
         (0, "r1", "kv", 6, 0),

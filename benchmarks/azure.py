@@ -1,0 +1,118 @@
+"""Simulation speed on the Azure conversation trace (issue: 20,000 requests per second).
+
+    python -m benchmarks azure                 # everything below, on specs/azure_conv.pool
+    python -m benchmarks azure --quick         # 10 % of the trace only
+    python -m benchmarks azure --spec specs/azure_code.pool
+
+Prints, for the fast mode (steady decoders counted arithmetically, invariants off):
+requests/s, events/s, iterations/s at 10 %, 50 % and 100 % of the trace (time should grow
+linearly); the same with invariants on; the per-event mode (what the debugger steps
+through) for comparison; and the peak memory of the simulation at each size (tracemalloc,
+after compiling: it should follow live sessions, not the trace). Times are CPU seconds of
+this process (the best of --repeat runs), so a busy machine disturbs them less.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import time
+import tracemalloc
+from pathlib import Path
+
+from pooltui.lang import compile_source
+from pooltui.lang.ir import Program
+from pooltui.sim import Simulation
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def program_at(spec: Path, fraction: float) -> tuple[Program, int]:
+    """The spec with its CSV session limited to the first `fraction` of the rows."""
+    text = spec.read_text()
+    full = compile_source(text, str(spec), str(spec.parent))
+    rows = sum(s.count for s in full.sessions if s.source is not None)
+    if fraction >= 1.0:
+        return full, rows
+    n = max(1, int(rows * fraction))
+    limited = re.sub(r'(from\s+"[^"]+")(\s*limit\s+\d+)?', rf"\1 limit {n}", text, count=1)
+    return compile_source(limited, str(spec), str(spec.parent)), n
+
+
+def timed(
+    program: Program, *, fast: bool, invariants: bool, repeat: int
+) -> tuple[float, Simulation]:
+    best = float("inf")
+    sim = None
+    for _ in range(repeat):
+        sim = Simulation(program, fast=fast, invariants=invariants, history=False)
+        t = time.process_time()
+        sim.run_headless()
+        best = min(best, time.process_time() - t)
+        if sim.state.halted is not None:
+            raise SystemExit(f"the run halted: {sim.state.halted}")
+    assert sim is not None
+    return best, sim
+
+
+def row(label: str, n: int, secs: float, sim: Simulation) -> str:
+    s = sim.state
+    return (
+        f"{label:<26} {n:>7,} req {secs:>7.2f}s  {n / secs:>9,.0f} req/s  "
+        f"{s.n_events / secs:>10,.0f} events/s  {s.counters['iterations'] / secs:>9,.0f} it/s"
+    )
+
+
+def peak_memory(program: Program) -> str:
+    """Peak bytes allocated while simulating (not compiling), with what the summary's
+    latency samples take of it and the most sessions live at once."""
+    sim = Simulation(program, fast=True, invariants=False, history=False)
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    sim.run_headless()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    st = sim.stats
+    samples = sum(len(a) * a.itemsize for xs in (st.latency, st.queueing, st.ttft) for a in xs)
+    return (
+        f"{(peak - base) / 2**20:.2f} MiB while simulating, of which {samples / 2**20:.2f} MiB "
+        f"are the summary's latency samples; at most {sim.state.counters['peak_live']} "
+        "sessions live at once"
+    )
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks azure")
+    ap.add_argument("--spec", default=str(ROOT / "specs" / "azure_conv.pool"))
+    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--quick", action="store_true", help="10 %% of the trace only")
+    ap.add_argument("--no-slow", action="store_true", help="skip the per-event mode")
+    args = ap.parse_args(argv)
+    spec = Path(args.spec)
+    fractions = [0.1] if args.quick else [0.1, 0.5, 1.0]
+    print(f"spec: {spec}")
+    results = {}
+    for f in fractions:
+        program, n = program_at(spec, f)
+        secs, sim = timed(program, fast=True, invariants=False, repeat=args.repeat)
+        results[f] = (n, secs)
+        print(row(f"fast, {f:.0%}", n, secs, sim))
+        s = sim.state
+        print(
+            f"{'':26} simulated {s.now:,.0f}s: {s.counters['preemptions']:,} preemptions, "
+            f"{s.counters['evictions']:,} evictions"
+        )
+    if len(fractions) > 1:
+        (n0, t0), (n1, t1) = results[fractions[0]], results[fractions[-1]]
+        print(f"scaling: {n1 / n0:.1f}x the requests took {t1 / t0:.1f}x the time")
+    program, n = program_at(spec, fractions[-1])
+    secs_on, sim = timed(program, fast=True, invariants=True, repeat=1)
+    print(row("fast, invariants on", n, secs_on, sim))
+    print(f"{'':26} {secs_on / results[fractions[-1]][1]:.2f}x the time with invariants off")
+    if not args.no_slow:
+        secs_slow, sim = timed(program, fast=False, invariants=False, repeat=1)
+        print(row("per-event mode", n, secs_slow, sim))
+    for f in fractions:
+        program, n = program_at(spec, f)
+        print(f"peak memory, {f:.0%} ({n:,} req): {peak_memory(program)}")
+    return 0
