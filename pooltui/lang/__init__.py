@@ -9,6 +9,7 @@ Public API (the rest of pooltui uses only these):
 """
 
 from pooltui.lang.errors import Diagnostic, SpecError, SpecRuntimeError, render
+from pooltui.lang.frontend import compile_condition, compile_file, compile_source
 from pooltui.lang.ir import Program
 
 __all__ = [
@@ -21,12 +22,3 @@ __all__ = [
     "compile_source",
     "render",
 ]
-
-
-def __getattr__(name: str) -> object:
-    # The front end proper loads lazily, so importing the IR stays cheap.
-    if name in ("compile_file", "compile_source", "compile_condition"):
-        from pooltui.lang import frontend
-
-        return getattr(frontend, name)
-    raise AttributeError(name)

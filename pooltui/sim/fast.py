@@ -178,6 +178,10 @@ class FastEngine(Engine):
     def join_stage(self, sess: Session, st: StageState) -> None:
         st.plain[sess.sid] = None
         super().join_stage(sess, st)
+        if not st.planning and not st.busy:
+            # A decode run that starts on a tight hold (right after its prefill) is steady
+            # from its first step.
+            self.try_steady(st, sess)
 
     def leave_stage(self, sess: Session) -> None:
         run = sess.run

@@ -51,6 +51,7 @@ from pooltui.tui.widgets.panels import (
     fmt,
     inspect_block_text,
     inspect_session_text,
+    set_text,
     watches_text,
 )
 from pooltui.tui.widgets.source import SourceView
@@ -315,6 +316,7 @@ class PoolApp(App[int]):
         self.debugger: DebuggerScreen | None = None
         self.palette = Palette()
         self.frames_applied = 0
+        self._bindings_key: tuple[bool, ...] = ()
 
     @classmethod
     def from_spec(cls, path: str) -> PoolApp:
@@ -477,8 +479,9 @@ class PoolApp(App[int]):
             err = getattr(self.sim, "error", None)
             span = getattr(err, "span", span)
         screen.query_one(SourceView).set_span(span)
-        screen.query_one("#watches-body", Static).update(
-            watches_text(frame.watches, self.palette.error)
+        set_text(
+            screen.query_one("#watches-body", Static),
+            watches_text(frame.watches, self.palette.error),
         )
         if frame.final and frame.stop_kind in ("violation", "error", "halt"):
             self.show_details()
@@ -486,7 +489,12 @@ class PoolApp(App[int]):
         elif self.inspecting is not None or frame.final:
             self.show_details()
         self._refresh_status()
-        screen.refresh_bindings()
+        # Only when what the footer shows can change: refresh_bindings rebuilds the footer.
+        key = (self.running, bool(snap.halted), snap.finished, snap.event_index >= 0,
+               snap.event_index < snap.events_total - 1)  # fmt: skip
+        if key != self._bindings_key:
+            self._bindings_key = key
+            screen.refresh_bindings()
 
     def _merge_hits(self, ran: BreakpointSet) -> None:
         for bp in ran:
@@ -529,7 +537,7 @@ class PoolApp(App[int]):
         if self.stop:
             text.append("  — ", "dim")
             text.append(self.stop, Style(bold=True))
-        status.update(text)
+        set_text(status, text)
         status.set_class(self.stop_kind in ("violation", "error", "halt"), "halted")
         status.set_class(self.stop_kind == "breakpoint", "stopped-bp")
 
@@ -576,7 +584,7 @@ class PoolApp(App[int]):
         elif not text:
             text.append("Click a block or a session to inspect it.", "dim italic")
         try:
-            screen.query_one("#details-body", Static).update(text)
+            set_text(screen.query_one("#details-body", Static), text, wrap=True)
         except NoMatches:
             return
         if switch:

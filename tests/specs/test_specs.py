@@ -102,7 +102,8 @@ def track_cache(
     The entries are kept in release order (a new release moves an entry to the end).
     `on_evict(event, entries before the cut, the session being admitted)` sees each
     eviction; the session being admitted (the next `admit`) is the one whose own
-    entry is protected from eviction."""
+    entry is protected from eviction. (Used on specs whose holds allocate their whole
+    size at admission, so every eviction there is made by an admission.)"""
     entries: dict[str, int] = {}
     for i, e in enumerate(events):
         if e.moment == "release" or (e.moment == "preempt" and e.get("cached")):

@@ -36,6 +36,23 @@ def fmt(value: Number | None) -> str:
     return str(value)
 
 
+def set_text(widget: Static, text: Text, *, wrap: bool = False) -> None:
+    """Update a Static only when its text changed, and re-lay the screen out only when its
+    line count did: a run repaints these many times a second, and a layout per frame
+    would make every key wait."""
+    if not wrap:
+        text.no_wrap = True
+        text.overflow = "ellipsis"
+    previous = getattr(widget, "_pooltui_text", None)
+    if previous is not None and previous == text:
+        return
+    lines = text.plain.count("\n")
+    layout = wrap or getattr(widget, "_pooltui_lines", None) != lines
+    widget._pooltui_text = text  # type: ignore[attr-defined]
+    widget._pooltui_lines = lines  # type: ignore[attr-defined]
+    widget.update(text, layout=layout)
+
+
 def session_text(name: str, session_id: int | None, *, bold: bool = True) -> Text:
     """A session's name in its colour; clicking it inspects the session."""
     meta = {"@click": f"app.inspect_session({session_id})"} if session_id is not None else {}
@@ -106,8 +123,11 @@ class PoolCard(Vertical):
         else:
             head.append(f"  cap {cap}", "dim")
         head.append(
-            f"  evict {pool.evict}  queue {pool.queue_policy}  preempt {pool.preempt}", "dim"
+            f"  holds {len(pool.holds)}  entries {len(pool.entries)}  queued {len(pool.queue)}",
+            "dim",
         )
+        head.append("\n")
+        head.append(f"evict {pool.evict}  queue {pool.queue_policy}  preempt {pool.preempt}", "dim")
         if pool.admit_via:
             head.append(f"  admit via {pool.admit_via}", "dim")
         if pool.tier_of:
@@ -121,15 +141,11 @@ class PoolCard(Vertical):
         head.append(fmt(pool.cached), Style(color="#a0a0a0", bold=True))
         head.append("  free ", "dim")
         head.append(fmt(pool.free), Style(bold=True))
-        head.append(
-            f"  holds {len(pool.holds)}  entries {len(pool.entries)}  queued {len(pool.queue)}  ",
-            "dim",
-        )
+        head.append("   ")
         if violation is not None and (violation.pool in (None, pool.label)):
-            head.append(
-                f"✗ {violation.invariant}: {violation.message}",
-                Style(color=palette.error, bold=True),
-            )
+            head.append(f"✗ {violation.invariant}", Style(color=palette.error, bold=True))
+            head.append("\n")
+            head.append(violation.message, Style(color=palette.error, bold=True))
         else:
             head.append("✓ invariants hold", Style(color="#5fc46a"))
         if pool.nblocks is None:
@@ -137,7 +153,7 @@ class PoolCard(Vertical):
             head.append(
                 "cap inf: no block map; the bar shows allocated against cached", "dim italic"
             )
-        self.head.update(head)
+        set_text(self.head, head)
         if self.map is not None:
             highlight: frozenset[int] = frozenset()
             if event is not None and event.pool == pool.label and event.blocks:
@@ -222,7 +238,7 @@ class QueuePanel(VerticalScroll):
                 text.append(f"  … {len(pool.queue) - self.LIMIT} more\n", "dim")
         if not any_queue:
             text.append("no hold is waiting", "dim italic")
-        self.query_one("#queue-body", Static).update(text)
+        set_text(self.query_one("#queue-body", Static), text)
 
 
 def stage_text(stage: StageView) -> Text:
@@ -289,7 +305,7 @@ class StagesPanel(VerticalScroll):
             text.append_text(stage_text(stage))
         if not snap.stages:
             text.append("no stage", "dim italic")
-        self.query_one("#stages-body", Static).update(text)
+        set_text(self.query_one("#stages-body", Static), text)
 
 
 def watches_text(values: Iterable[WatchValue], error_colour: str) -> Text:
