@@ -240,6 +240,7 @@ class Engine:
         # The fast mode checks the invariants after each action, not each event: inside an
         # action it allocates fused iterations' blocks ahead of their steps.
         self.check_per_action = False
+        self.admitting = -1  # the session being admitted in an iteration (transient)
         self.stop_after: int | None = None
         self.env = Env(self)
         self.on_event: Callable[[Event], None] | None = None
@@ -1480,6 +1481,7 @@ class Engine:
             others=(grower.name,),
             units=cached_units,
             blocks=tuple(kept),
+            span=self.hold_stmt(h).span,
             data=(("cached", cached_units), ("grower", grower.name)),
         )
         # It re-enters the head of the queue, ahead of policy keys (Pool reference).
@@ -1571,6 +1573,9 @@ class Engine:
         amount = self.eval(stmt.amount, sess, h)
         what = "the prefill" if stmt.kind == "prefill" else "the decode steps"
         n = self.units(amount, stmt.span, what)
+        # What is computed is context (a prefill whose prompt is all hit has nothing to do,
+        # but its context still reaches what it computed).
+        h.context = max(h.context, h.computed)
         if (stmt.kind == "prefill" and h.computed >= n) or (stmt.kind == "decode" and n == 0):
             return False
         sess.run = RunState(self.s.stages.index(st), stmt.kind, n, h)
@@ -1669,6 +1674,10 @@ class Engine:
             return "skip"
         run.tokens = take
         run.full = full
+        if st.exclusive and phase == "decode" and sess.sid == self.admitting:
+            # Under exclusive prefill a (re-)admitted hold's first step is its prefill,
+            # even when its hit covers all it had computed (nano-vllm re-prefills it).
+            phase = "recompute"
         run.phase = phase
         st.budget_left -= take
         st.scheduled.append(sess.sid)
@@ -1821,7 +1830,11 @@ class Engine:
             while p.queue and st.budget_left > 0 and len(st.residents) < st.seats:
                 h = self.select(p)
                 name = s.live[h.sid].name
-                r = self.try_admit(p, h, st)
+                self.admitting = h.sid
+                try:
+                    r = self.try_admit(p, h, st)
+                finally:
+                    self.admitting = -1
                 if r == BLOCKED:
                     break
                 if r == ADMITTED:

@@ -490,8 +490,8 @@ class PoolApp(App[int]):
             self.show_details()
         self._refresh_status()
         # Only when what the footer shows can change: refresh_bindings rebuilds the footer.
-        key = (self.running, bool(snap.halted), snap.finished, snap.event_index >= 0,
-               snap.event_index < snap.events_total - 1)  # fmt: skip
+        behind_halt = bool(snap.halted) and snap.event_index < snap.events_total - 1
+        key = (self.running, bool(snap.halted), snap.finished, snap.event_index >= 0, behind_halt)
         if key != self._bindings_key:
             self._bindings_key = key
             screen.refresh_bindings()

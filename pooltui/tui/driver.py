@@ -25,7 +25,7 @@ from pooltui.tui.breakpoints import BreakpointSet, Hit
 
 FRAME_INTERVAL = 0.05  # at most ~20 frames a second while running
 BREATHE_EVERY = 0.002  # a long run hands the GIL to the UI thread this often
-BREATHE_FOR = 0.001
+BREATHE_FOR = 0.0
 Number = int | float
 
 

@@ -4,6 +4,9 @@ when chat[0]'s decode needs a block and none is free or cached)."""
 
 from __future__ import annotations
 
+import asyncio
+import statistics
+import time
 from pathlib import Path
 
 import pytest
@@ -161,3 +164,31 @@ async def test_a_missing_spec_is_an_error_not_a_traceback() -> None:
         assert isinstance(app.screen, CompileErrorScreen)
         body = str(app.screen.query_one("#error-body", Static).content)
         assert "missing.pool" in body and "Traceback" not in body
+
+
+async def test_keys_answer_while_a_long_run_goes() -> None:
+    """The run is in the worker thread; keys are handled between its frames."""
+    from textual import events
+
+    app = PoolApp.from_spec(str(SPECS / "long.pool"))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await asyncio.sleep(0.3)
+        assert app.running
+        latencies = []
+        for _ in range(5):
+            before = app.rate
+            started = time.perf_counter()
+            app.post_message(events.Key("minus", "-"))
+            while app.rate == before:
+                await asyncio.sleep(0.001)
+            latencies.append(time.perf_counter() - started)
+            await asyncio.sleep(0.1)
+        assert statistics.median(latencies) < 0.05
+        started = time.perf_counter()
+        await pilot.press("space")
+        await app.settle()
+        assert time.perf_counter() - started < 0.5
+        assert not app.running and app.stop == "paused"
+        assert app.snapshot is not None and app.snapshot.event_index > 100
