@@ -95,14 +95,15 @@ def fmt_t(t: float) -> str:
 class Schedule:
     """Arrival times of every session, computed once per program (not simulation state).
 
-    Per class: a list of (time, index, stream counter after the arrival draw), sorted."""
+    Per class: a list of (time, index, stream counter after the arrival draw, stream key),
+    sorted."""
 
     def __init__(self, tables: Tables) -> None:
-        self.per_class: list[list[tuple[float, int, int]]] = []
+        self.per_class: list[list[tuple[float, int, int, int]]] = []
         seed = tables.program.seed
         env = Env(None)
         for sd in tables.sessions:
-            times: list[tuple[float, int, int]] = []
+            times: list[tuple[float, int, int, int]] = []
             t = 0.0
             rows = sd.ir.source.rows if sd.ir.source is not None else None
             for i in range(sd.ir.count):
@@ -121,7 +122,7 @@ class Schedule:
                 if math.isinf(value):
                     raise SpecRuntimeError(f"{sd.ir.name}[{i}]: the arrival time is inf", span)
                 t = t + value if sd.every else float(value)
-                times.append((float(t), i, session.counter))
+                times.append((float(t), i, session.counter, session.rng_key))
             times.sort()
             self.per_class.append(times)
 
@@ -297,7 +298,7 @@ class Engine:
     def _push_arrival(self, c: int) -> None:
         s = self.s
         pos = s.arrive_next[c]
-        t, index, _ = self.sched.per_class[c][pos]
+        t, index = self.sched.per_class[c][pos][:2]
         self.push(t, P_ARRIVE, c * 1_000_000_000 + index, "arrive", c)
 
     def push(self, t: float, prio: int, sub: int, kind: str, a: Any = None, b: Any = None) -> None:
@@ -467,14 +468,12 @@ class Engine:
         s = self.s
         sd = self.t.sessions[c]
         pos = s.arrive_next[c]
-        _t, index, counter = self.sched.per_class[c][pos]
+        _t, index, counter, key = self.sched.per_class[c][pos]
         s.arrive_next[c] = pos + 1
         if pos + 1 < len(self.sched.per_class[c]):
             self._push_arrival(c)
         name = f"{sd.ir.name}[{index}]" if (sd.ir.family or sd.ir.source) else sd.ir.name
-        sess = Session(
-            sd.sid_base + index, c, index, name, stream_key(self.t.program.seed, sd.ir.name, index)
-        )
+        sess = Session(sd.sid_base + index, c, index, name, key)
         sess.counter = counter
         if sd.ir.source is not None:
             sess.attrs = dict(zip(sd.columns, sd.ir.source.rows[index], strict=False))
