@@ -1316,22 +1316,28 @@ class Engine:
         if sess.run is not None and sess.run.hold == h.key:
             self.leave_stage(sess)
 
-    def release(self, sess: Session, h: HoldState) -> None:
+    def let_go(self, sess: Session, h: HoldState) -> tuple[int, list[int]]:
+        """Free a hold, keeping its computed prefix in whole blocks as the session's cache
+        entry (a release, or a preemption). Returns (units cached, their blocks)."""
         p = self.s.pools[h.pool]
-        cached_units = (h.computed // p.block) * p.block
-        keep = cached_units // p.block
-        size = h.size
+        keep = h.computed // p.block
+        cached_units = keep * p.block
         kept = h.phys[:keep] if p.nblocks is not None else []
-        rest = h.phys[keep:]
         p.allocated -= keep
-        self.give_back(p, rest, h.nblocks - keep)
+        self.give_back(p, h.phys[keep:], h.nblocks - keep)
         if keep:
-            attrs = dict(sess.attrs)
-            self.add_entry(p, sess.sid, cached_units, keep, kept, attrs)
-        sess.holds.remove(h)
+            self.add_entry(p, sess.sid, cached_units, keep, kept, dict(sess.attrs))
         h.phys = []
         h.nblocks = 0
         h.size = 0
+        return cached_units, kept
+
+    def release(self, sess: Session, h: HoldState) -> None:
+        p = self.s.pools[h.pool]
+        size = h.size
+        cached_units, kept = self.let_go(sess, h)
+        keep = len(kept) or cached_units
+        sess.holds.remove(h)
         self.emit(
             "release",
             lambda: (
@@ -1443,17 +1449,7 @@ class Engine:
             victim.run.phase = "waiting"
             if victim.sid in st.residents:
                 st.residents.remove(victim.sid)
-        cached_units = (h.computed // p.block) * p.block
-        keep = cached_units // p.block
-        kept = h.phys[:keep] if p.nblocks is not None else []
-        rest = h.phys[keep:]
-        p.allocated -= keep
-        self.give_back(p, rest, h.nblocks - keep)
-        if keep:
-            self.add_entry(p, victim.sid, cached_units, keep, kept, dict(victim.attrs))
-        h.phys = []
-        h.nblocks = 0
-        h.size = 0
+        cached_units, kept = self.let_go(victim, h)
         h.computed = 0
         h.preempted = True
         victim.state = S_QUEUED
