@@ -496,11 +496,8 @@ class Engine:
         self.proceed(sess)
 
     def eval(self, expr: Expr, sess: Session | None, hold: HoldState | None = None) -> Number:
-        env = self.env.bind(sess, hold, self.s.now)
-        try:
-            return self.t.fn(expr)(env)
-        finally:
-            env.release()
+        # Every evaluation binds the env first, so a stale session is never drawn from.
+        return self.t.fn(expr)(self.env.bind(sess, hold, self.s.now))
 
     def units(self, value: Number, span: Span, what: str) -> int:
         if value < 0:
