@@ -63,7 +63,8 @@ def render_app(
             elif time is not None:
                 app.send("goto_time", time=time)
             await app.settle(timeout=600)
-        await pilot.pause()
+        # Let callbacks scheduled after a refresh (scrolling to the event) run first.
+        await pilot.pause(0.05)
         await pilot.wait_for_scheduled_animations()
         await pilot.pause()
         stop[0] = app.stop

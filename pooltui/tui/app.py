@@ -581,8 +581,17 @@ class PoolApp(App[int]):
             else:
                 _, pool, block = self.inspecting
                 text.append_text(inspect_block_text(snap, pool, block))
-        elif not text:
-            text.append("Click a block or a session to inspect it.", "dim italic")
+        else:
+            text.append("Click a block or a session to inspect it.\n", "dim italic")
+        ev = snap.last_event
+        if ev is not None:
+            # The whole why, which the event log may have had to cut, and the figures.
+            text.append(f"\nevent #{ev.index} at {fmt(ev.time)}s: ", "dim")
+            text.append(ev.moment, Style(bold=True))
+            text.append(f"\n{ev.why}\n")
+            if ev.data:
+                figures = "  ".join(f"{k}={_figure(v)}" for k, v in ev.data)
+                text.append(figures + "\n", "dim")
         try:
             set_text(screen.query_one("#details-body", Static), text, wrap=True)
         except NoMatches:
@@ -696,6 +705,14 @@ class PoolApp(App[int]):
         src.refresh()
 
 
+def _figure(value: Any) -> str:
+    if isinstance(value, tuple | list):
+        return "(" + ", ".join(_figure(v) for v in value) + ")"
+    if isinstance(value, float):
+        return fmt(value)
+    return str(value)
+
+
 def _bindings(bindings: Iterable[BindingType]) -> list[Binding]:
     return [b for b in bindings if isinstance(b, Binding)]
 
@@ -704,7 +721,7 @@ def _bindings(bindings: Iterable[BindingType]) -> list[Binding]:
 
 
 def load_spec(path: str) -> tuple[SimLike | None, str | None]:
-    """(simulation, None) or (None, the located errors exactly as `pooltui check` prints)."""
+    """(simulation, None) or (None, the errors exactly as `pooltui check` prints them)."""
     from pooltui.lang import SpecError
 
     try:
@@ -712,14 +729,21 @@ def load_spec(path: str) -> tuple[SimLike | None, str | None]:
 
         program = cast(Callable[[str], Any], lang.compile_file)(path)
     except SpecError as exc:
-        return None, exc.render()
+        return None, check_text(exc)
     except OSError as exc:
-        return None, f"{path}: error: cannot read the spec: {exc.strerror or exc}"
+        return None, f"pooltui: cannot read '{path}': {exc.strerror or exc}"
     try:
         from pooltui.sim import Simulation
 
         return Simulation(program), None
     except SpecError as exc:
-        return None, exc.render()
+        return None, check_text(exc)
     except Exception as exc:  # never a traceback: say what failed
         return None, f"{path}: error: cannot start the simulation: {type(exc).__name__}: {exc}"
+
+
+def check_text(exc: Any) -> str:
+    """What `pooltui check` prints for a spec that does not compile: the located errors,
+    then how many."""
+    n = len(exc.diagnostics)
+    return f"{exc.render()}\n{n:,} error{'' if n == 1 else 's'}"

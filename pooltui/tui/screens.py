@@ -31,7 +31,12 @@ def binding_rows(groups: Iterable[tuple[str, Iterable[Binding]]]) -> Text:
                 continue
             if b.id:
                 seen.add(b.id)
-            keys = ", ".join(_key_label(k) for k in b.key.split(","))
+            labels: list[str] = []
+            for k in b.key.split(","):
+                label = _key_label(k)
+                if label not in labels:
+                    labels.append(label)
+            keys = ", ".join(labels)
             text.append(f"  {keys:<22}", Style(bold=True, color="#4e9ae6"))
             text.append(f"{b.description or b.action:<34}")
             text.append(f"{b.id or ''}\n", Style(dim=True))
@@ -47,6 +52,7 @@ def _key_label(key: str) -> str:
         "space": "space",
         "plus": "+",
         "minus": "-",
+        "equals_sign": "=",
         "shift+c": "C",
         "escape": "esc",
     }
@@ -152,7 +158,7 @@ class BreakpointsScreen(ExpressionScreen):
         Binding("delete,d", "delete", "Delete", id="breakpoints.delete"),
         Binding("plus", "ignore(1)", "Ignore +1", id="breakpoints.ignore_more"),
         Binding("minus", "ignore(-1)", "Ignore -1", id="breakpoints.ignore_less"),
-        Binding("tab", "app.focus_next", "Next field", show=False),
+        Binding("tab", "app.focus_next", "Next field", show=False, id="breakpoints.next_field"),
     ]
 
     def __init__(self, breakpoints: BreakpointSet, parse: Callable[[str], Any]) -> None:
@@ -264,7 +270,7 @@ class WatchesScreen(ExpressionScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "close", "Close", id="watches.close"),
         Binding("delete,d", "delete", "Delete", id="watches.delete"),
-        Binding("tab", "app.focus_next", "Next field", show=False),
+        Binding("tab", "app.focus_next", "Next field", show=False, id="watches.next_field"),
     ]
 
     def __init__(self, watches: list[tuple[str, Any]], compile_watch: Callable[[str], Any]) -> None:

@@ -23,7 +23,6 @@ async def settle(pilot: Pilot[Any]) -> None:
     """Every command sent is done and shown, and the screen has caught up."""
     app = pilot.app
     assert isinstance(app, PoolApp)
-    await pilot.pause()
     await app.settle()
     await pilot.pause()
 

@@ -9,10 +9,17 @@ from __future__ import annotations
 
 import time
 
+from textual.binding import Binding
 from textual.widgets import Input, Static, TabbedContent
 
 from pooltui.tui.app import DebuggerScreen, PoolApp
-from pooltui.tui.screens import BreakpointsScreen, CompileErrorScreen, GotoScreen, HelpScreen
+from pooltui.tui.screens import (
+    BreakpointsScreen,
+    CompileErrorScreen,
+    GotoScreen,
+    HelpScreen,
+    WatchesScreen,
+)
 from pooltui.tui.widgets.blockmap import GUTTER, BlockMapView
 from pooltui.tui.widgets.eventlog import EventLog
 from tests.tui.conftest import SIZE, add_breakpoint, keys, make_app, settle, submit
@@ -360,8 +367,10 @@ async def test_help_lists_every_binding() -> None:
         await keys(pilot, "question_mark")
         assert isinstance(app.screen, HelpScreen)
         body = str(app.screen.query_one("#help-body", Static).content)
-        for binding in DebuggerScreen.BINDINGS:
-            assert binding.id is not None and binding.id in body  # type: ignore[union-attr]
+        for cls in (DebuggerScreen, EventLog, BreakpointsScreen, WatchesScreen, PoolApp):
+            for binding in cls.BINDINGS:
+                assert isinstance(binding, Binding) and binding.id, binding
+                assert binding.id in body
         await keys(pilot, "escape")
         assert isinstance(app.screen, DebuggerScreen)
         await keys(pilot, "f1")
@@ -442,3 +451,58 @@ async def test_theme_change_recolours() -> None:
         assert app.palette != dark
         await keys(pilot, "n")
         assert app.screen.query_one(BlockMapView).palette == app.palette
+
+
+async def test_clicking_a_session_name_inspects_it() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.send("goto", index=21)
+        await settle(pilot)
+        # The stages panel: stage line, budget line, header, then the first resident.
+        snap = app.snapshot
+        assert snap is not None
+        first = snap.stage("gpu").residents[0]
+        await pilot.click("#stages-body", offset=(3, 3))
+        await settle(pilot)
+        assert app.inspecting == ("session", first.session_id)
+        assert details(app).startswith(f"{first.session}  class chat")
+
+
+async def test_choose_an_event_with_the_keys() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.send("goto", index=10)
+        await settle(pilot)
+        app.screen.query_one(EventLog).focus()
+        await keys(pilot, "up", "up", "enter")
+        assert app.snapshot is not None and app.snapshot.event_index == 8
+
+
+async def test_breakpoint_list_keys() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await keys(pilot, "b")
+        await submit(pilot, "arrive")
+        await submit(pilot, "end")
+        app.screen.query_one("#bp-table").focus()
+        await keys(pilot, "o", "plus", "plus", "minus")
+        first = app.breakpoints.items[0]
+        assert first.one_shot and first.ignore == 1
+        await keys(pilot, "d")
+        assert [b.moment for b in app.breakpoints] == ["end"]
+
+
+async def test_delete_a_watch() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await keys(pilot, "w")
+        await submit(pilot, "free(kv)")
+        await submit(pilot, "cached(kv)")
+        app.screen.query_one("#watch-table").focus()
+        await keys(pilot, "d", "escape")
+        assert [text for text, _ in app.watches] == ["cached(kv)"]
+        assert [w.text for w in app.watch_values] == ["cached(kv)"]

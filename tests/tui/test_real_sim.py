@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Static
 
+from pooltui.cli.main import main
 from pooltui.lang import SpecError, compile_file
 from pooltui.sim import Simulation
 from pooltui.sim.testing import break_pool
@@ -145,15 +146,19 @@ async def test_watch_on_the_real_simulator() -> None:
         assert app.watch_values[0].changed and app.watch_values[0].value < 256
 
 
-async def test_a_spec_that_does_not_compile_shows_the_check_errors() -> None:
-    with pytest.raises(SpecError) as info:
+async def test_a_spec_that_does_not_compile_shows_the_check_errors(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SpecError):
         compile_file(BAD)
+    assert main(["check", BAD]) == 1
+    check_says = capsys.readouterr().err.rstrip("\n")
     app = PoolApp.from_spec(BAD)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         assert isinstance(app.screen, CompileErrorScreen)
         body = str(app.screen.query_one("#error-body", Static).content)
-        assert body == info.value.render()
+        assert body == check_says
         assert body.startswith(f"{BAD}:5:8: error: unknown pool 'kvv'")
 
 
@@ -173,22 +178,40 @@ async def test_keys_answer_while_a_long_run_goes() -> None:
     app = PoolApp.from_spec(str(SPECS / "long.pool"))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press("c")
+        # Keys go in as events: pilot.press would wait for the screen to be idle.
+        app.post_message(events.Key("c", "c"))
         await asyncio.sleep(0.3)
         assert app.running
         latencies = []
         for _ in range(5):
             before = app.rate
             started = time.perf_counter()
-            app.post_message(events.Key("minus", "-"))
+            app.post_message(events.Key("plus", "+"))
             while app.rate == before:
                 await asyncio.sleep(0.001)
             latencies.append(time.perf_counter() - started)
             await asyncio.sleep(0.1)
         assert statistics.median(latencies) < 0.05
         started = time.perf_counter()
-        await pilot.press("space")
+        app.post_message(events.Key("space", " "))
+        await asyncio.sleep(0.01)
         await app.settle()
         assert time.perf_counter() - started < 0.5
         assert not app.running and app.stop == "paused"
         assert app.snapshot is not None and app.snapshot.event_index > 100
+
+
+async def test_a_runtime_error_of_the_spec_stops_the_run() -> None:
+    spec = str(SPECS / "runtime_error.pool")
+    app = PoolApp.from_spec(spec)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await keys(pilot, "c")
+        assert app.stop_kind == "error"
+        assert app.stop == "runtime error: division by zero"
+        text = str(app.screen.query_one("#details-body", Static).content)
+        # Located like `pooltui check`: FILE:LINE:COL, the line, a caret under the culprit.
+        assert f"{spec}:6:12: error: division by zero" in text
+        assert "6 |   prompt = 32 / (2 - serial);" in text
+        assert "^^^^^^^^^^^^^^^^" in text
+        assert "Traceback" not in text

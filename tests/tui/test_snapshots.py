@@ -16,6 +16,19 @@ from tests.tui.conftest import SIZE, add_breakpoint, keys, make_app, settle, sub
 from tests.tui.fakesim import FakeSim
 
 
+def steady(before: Any) -> Any:
+    """Run `before`, then let the screen reach a still state: callbacks scheduled after a
+    refresh (scrolling the log and the source to the current event) have run."""
+
+    async def run(pilot: Pilot[Any]) -> None:
+        await before(pilot)
+        await pilot.pause(0.05)
+        await pilot.wait_for_scheduled_animations()
+        await pilot.pause()
+
+    return run
+
+
 def goto(index: int) -> Any:
     async def before(pilot: Pilot[Any]) -> None:
         await settle(pilot)
@@ -28,15 +41,15 @@ def goto(index: int) -> Any:
 
 
 def test_main_screen_at_the_start(snap_compare: Any) -> None:
-    assert snap_compare(make_app(), terminal_size=SIZE, run_before=goto(-1))
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=steady(goto(-1)))
 
 
 def test_main_screen_mid_run(snap_compare: Any) -> None:
-    assert snap_compare(make_app(), terminal_size=SIZE, run_before=goto(21))
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=steady(goto(21)))
 
 
 def test_eviction_highlights_the_blocks(snap_compare: Any) -> None:
-    assert snap_compare(make_app(), terminal_size=SIZE, run_before=goto(43))
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=steady(goto(43)))
 
 
 def test_breakpoint_stop(snap_compare: Any) -> None:
@@ -45,7 +58,7 @@ def test_breakpoint_stop(snap_compare: Any) -> None:
         await add_breakpoint(pilot, "evict pool=kv")
         await keys(pilot, "c")
 
-    assert snap_compare(make_app(), terminal_size=SIZE, run_before=before)
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=steady(before))
 
 
 def test_invariant_violation(snap_compare: Any) -> None:
@@ -57,7 +70,7 @@ def test_invariant_violation(snap_compare: Any) -> None:
         sim.break_pool("kv")
         await keys(pilot, "c")
 
-    assert snap_compare(make_app(sim=sim), terminal_size=SIZE, run_before=before)
+    assert snap_compare(make_app(sim=sim), terminal_size=SIZE, run_before=steady(before))
 
 
 def test_runtime_error(snap_compare: Any) -> None:
@@ -65,7 +78,7 @@ def test_runtime_error(snap_compare: Any) -> None:
         await settle(pilot)
         await keys(pilot, "c")
 
-    assert snap_compare(make_app(error_at=5), terminal_size=SIZE, run_before=before)
+    assert snap_compare(make_app(error_at=5), terminal_size=SIZE, run_before=steady(before))
 
 
 def test_help_screen(snap_compare: Any) -> None:
@@ -73,7 +86,7 @@ def test_help_screen(snap_compare: Any) -> None:
         await settle(pilot)
         await keys(pilot, "question_mark")
 
-    assert snap_compare(make_app(), terminal_size=SIZE, run_before=before)
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=steady(before))
 
 
 def test_breakpoints_screen(snap_compare: Any) -> None:
@@ -85,7 +98,7 @@ def test_breakpoints_screen(snap_compare: Any) -> None:
         await submit(pilot, "at 2.5")
         await submit(pilot, "if fre(kv) < 1")
 
-    assert snap_compare(make_app(), terminal_size=SIZE, run_before=before)
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=steady(before))
 
 
 def test_goto_dialog(snap_compare: Any) -> None:
@@ -94,7 +107,7 @@ def test_goto_dialog(snap_compare: Any) -> None:
         await keys(pilot, "g")
         await submit(pilot, "soon")
 
-    assert snap_compare(make_app(), terminal_size=SIZE, run_before=before)
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=steady(before))
 
 
 def test_watch_changed(snap_compare: Any) -> None:
@@ -105,7 +118,7 @@ def test_watch_changed(snap_compare: Any) -> None:
         await submit(pilot, "queued(kv)")
         await keys(pilot, "escape", "n", "n", "n")
 
-    assert snap_compare(make_app(), terminal_size=SIZE, run_before=before)
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=steady(before))
 
 
 def test_inspect_a_cached_block(snap_compare: Any) -> None:
@@ -117,11 +130,11 @@ def test_inspect_a_cached_block(snap_compare: Any) -> None:
         app.inspect_block("kv", entry.physical[0])
         await settle(pilot)
 
-    assert snap_compare(make_app(), terminal_size=SIZE, run_before=before)
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=steady(before))
 
 
 def test_cap_inf_pool_shows_a_bar(snap_compare: Any) -> None:
-    assert snap_compare(make_app(with_host=True), terminal_size=SIZE, run_before=goto(21))
+    assert snap_compare(make_app(with_host=True), terminal_size=SIZE, run_before=steady(goto(21)))
 
 
 def test_light_theme(snap_compare: Any) -> None:
@@ -129,7 +142,7 @@ def test_light_theme(snap_compare: Any) -> None:
         pilot.app.theme = "textual-light"
         await goto(21)(pilot)
 
-    assert snap_compare(make_app(), terminal_size=SIZE, run_before=before)
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=steady(before))
 
 
 def test_compile_error_screen(snap_compare: Any) -> None:
@@ -155,4 +168,4 @@ def test_big_block_map_scrolled(snap_compare: Any) -> None:
         view.scroll_to(y=1500, animate=False)
         await pilot.pause()
 
-    assert snap_compare(BigMapApp(), terminal_size=(120, 30), run_before=before)
+    assert snap_compare(BigMapApp(), terminal_size=(120, 30), run_before=steady(before))

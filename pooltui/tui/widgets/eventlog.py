@@ -36,13 +36,16 @@ MOMENT_COLOURS = {
 }
 
 
+PREFIX = 1 + 7 + 10 + 13 + 11  # marker, index, time, moment, session
+
+
 class EventLog(ScrollView, can_focus=True):
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("up", "select(-1)", "Previous event", show=False),
-        Binding("down", "select(1)", "Next event", show=False),
+        Binding("up", "select(-1)", "Previous event", show=False, id="log.previous"),
+        Binding("down", "select(1)", "Next event", show=False, id="log.next"),
         Binding("enter", "choose", "Go to event", id="log.choose"),
-        Binding("home", "select_edge(0)", "First event", show=False),
-        Binding("end", "select_edge(1)", "Last event", show=False),
+        Binding("home", "select_edge(0)", "First event", show=False, id="log.first"),
+        Binding("end", "select_edge(1)", "Last event", show=False, id="log.last"),
     ]
 
     class Chosen(Message):
@@ -62,6 +65,7 @@ class EventLog(ScrollView, can_focus=True):
         self.background = "#1e1e1e"
         self._cache: LRUCache[tuple[int, int, int, int], Strip] = LRUCache(512)
         self._generation = 0
+        self._widest = 0
 
     def add_events(self, start: int, new: tuple[Event, ...]) -> None:
         if not new:
@@ -69,7 +73,9 @@ class EventLog(ScrollView, can_focus=True):
         if start < len(self.events):
             del self.events[start:]
         self.events.extend(new)
-        self.virtual_size = Size(self.scrollable_content_region.width, len(self.events))
+        # Long whys scroll sideways rather than being lost.
+        self._widest = max(self._widest, max(PREFIX + len(e.why) for e in new))
+        self._update_size()
         self._cache.clear()
         self.refresh()
 
@@ -134,8 +140,12 @@ class EventLog(ScrollView, can_focus=True):
         self._cache[key] = strip
         return strip
 
+    def _update_size(self) -> None:
+        width = max(self.scrollable_content_region.width, self._widest)
+        self.virtual_size = Size(width, len(self.events))
+
     def on_resize(self, event: events.Resize) -> None:
-        self.virtual_size = Size(self.scrollable_content_region.width, len(self.events))
+        self._update_size()
         self._cache.clear()
 
     def on_click(self, event: events.Click) -> None:

@@ -188,7 +188,7 @@ class PoolsPanel(VerticalScroll):
         labels = [p.label for p in snap.pools]
         if list(self.cards) != labels:
             self.remove_children()
-            solo = sum(1 for p in snap.pools if p.blocks is not None) == 1 and len(snap.pools) <= 2
+            solo = len(snap.pools) == 1
             self.cards = {}
             for p in snap.pools:
                 card = PoolCard(p, solo and p.blocks is not None)
