@@ -606,10 +606,12 @@ class Engine:
             ),
             session=sess,
             data=(("how", how),),
+            span=self.t.sessions[sess.cls].ir.span,
         )
 
     def wake(self, sess: Session) -> None:
         reason = "send" if sess.state == S_SENDING else "wait"
+        stmt = self.current_stmt(sess)
         sess.state = S_ACTIVE
         sess.waiting_for = ""
         sess.frames[-1][2] += 1
@@ -619,6 +621,7 @@ class Engine:
                 f"{sess.name} woke ({'its send landed' if reason == 'send' else 'its wait is over'})"
             ),
             session=sess,
+            span=stmt.span if stmt is not None else None,
             data=(("reason", reason),),
         )
         self.proceed(sess)
@@ -810,6 +813,7 @@ class Engine:
                 units=units,
                 blocks=tuple(gone),
                 data=(("entry", name), ("left", left)),
+                span=self.t.pools[p.decl].ir.span,
             )
             if pd.spill_when is not None:
                 self.maybe_spill(p, e, units, name)
@@ -952,6 +956,7 @@ class Engine:
                 pool=tier,
                 name=name,
                 units=units,
+                span=self.t.pools[tier.decl].ir.span,
             )
             return
         phys = self.take_blocks(tier, n, protect=job.sid)
@@ -972,6 +977,7 @@ class Engine:
             name=name,
             units=units,
             blocks=tuple(phys),
+            span=self.t.pools[tier.decl].ir.span,
         )
 
     # ------------------------------------------------------------------ links
@@ -1223,6 +1229,7 @@ class Engine:
                     units=left,
                     blocks=tuple(rest),
                     data=(("entry", sess.name), ("left", hit)),
+                    span=self.t.pools[p.decl].ir.span,
                 )
         new_blocks = self.nb(p, size) - hit_blocks
         new_phys = self.take_blocks(p, new_blocks, protect=sess.sid)
@@ -1845,6 +1852,7 @@ class Engine:
             stage=st,
             units=tokens,
             data=(("iteration", st.iteration), ("tokens", tokens)),
+            span=self.t.stages[st.decl].ir.span,
         )
         self.finish_runs(st, done)
 
