@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import IO
 
 from pooltui.lang import SpecError, compile_file, render
-from pooltui.sim import Event, Simulation
+from pooltui.sim import Event, RunSummary, Simulation
 
 
 def percentiles(xs: Sequence[float]) -> str:
@@ -75,10 +75,7 @@ def run_headless(args: argparse.Namespace) -> int:
         if trace is not None:
             trace.write(ev.to_json() + "\n")
 
-    end_hint = args.until
-    if end_hint is None:
-        times = [t[-1][0] for t in sim.schedule.per_class if t]
-        end_hint = max(times) if times else None
+    end_hint = args.until if args.until is not None else sim.summary().last_arrival
     progress = Progress(end_hint, sys.stderr) if sys.stderr.isatty() and not args.quiet else None
     wall = time.perf_counter()
     try:
@@ -94,53 +91,48 @@ def run_headless(args: argparse.Namespace) -> int:
         if progress is not None:
             progress.done()
     wall = time.perf_counter() - wall
-    print(summary(sim, wall))
-    s = sim.state
-    if s.halted is not None:
+    result = sim.summary()
+    print(summary(result, wall))
+    if result.halted is not None:
         print(file=sys.stderr)
         if sim.error is not None:
             print(render(sim.error, program.source), file=sys.stderr)
         else:
-            print(f"pooltui: stopped: {s.halted}", file=sys.stderr)
+            print(f"pooltui: stopped: {result.halted}", file=sys.stderr)
         if last:
             print(f"  at event {last[0].describe()}", file=sys.stderr)
         return 1
     return 0
 
 
-def summary(sim: Simulation, wall: float) -> str:
-    s = sim.state
-    st = sim.stats
-    c = s.counters
-    lines = [f"simulated {s.now:.6g}s in {wall:.3g}s wall: {s.n_events:,} events, "
-             f"{c['iterations']:,} iterations"]  # fmt: skip
-    arrived = c["arrived"]
-    done = sum(cc[1] for cc in s.class_counts)
-    rejected = sum(cc[2] for cc in s.class_counts)
-    lines.append(f"sessions: {arrived:,} arrived, {done:,} done, {rejected:,} rejected, "
-                 f"{len(s.live):,} still live")  # fmt: skip
+def summary(r: RunSummary, wall: float) -> str:
+    lines = [
+        f"simulated {r.time:.6g}s in {wall:.3g}s wall: {r.events:,} events, "
+        f"{r.iterations:,} iterations",
+        f"sessions: {r.arrived:,} arrived, {r.done:,} done, {r.rejected:,} rejected, "
+        f"{r.live:,} still live",
+        f"preemptions {r.preemptions:,}  evictions {r.evictions:,} "
+        f"({r.evicted_units:,} units)  spills {r.spills:,}  drops {r.drops:,}",
+    ]
+    rate = f"{r.hit_units / r.asked_units:.1%}" if r.asked_units else "—"
     lines.append(
-        f"preemptions {c['preemptions']:,}  evictions {c['evictions']:,} "
-        f"({c['evicted_units']:,} units)  spills {c['spills']:,}  drops {c['drops']:,}"
+        f"cache hit rate: {rate} ({r.hit_units:,} of {r.asked_units:,} units asked at admissions)"
     )
-    hit, asked = s.hit_units
-    rate = f"{hit / asked:.1%}" if asked else "—"
-    lines.append(f"cache hit rate: {rate} ({hit:,} of {asked:,} units asked at admissions)")
-    for i, sd in enumerate(sim.tables.sessions):
-        cc = s.class_counts[i]
-        lines.append(f"class {sd.ir.name}: {cc[0]:,} arrived, {cc[1]:,} done, {cc[2]:,} rejected")
-        lines.append(f"  queueing  {percentiles(st.queueing[i])}")
-        lines.append(f"  ttft      {percentiles(st.ttft[i])}")
-        lines.append(f"  latency   {percentiles(st.latency[i])}")
-    for p in s.pools:
-        if p.nblocks is None:
-            lines.append(f"pool {p.label}: cap inf, {p.allocated * p.block:,} units allocated now")
-            continue
-        util = p.area / (p.cap * s.now) if s.now > 0 else 0.0
+    for c in r.classes:
         lines.append(
-            f"pool {p.label}: mean utilisation {util:.1%} of {p.cap:,} units; now "
-            f"{p.allocated * p.block:,} allocated, {p.cached * p.block:,} cached"
+            f"class {c.name}: {c.arrived:,} arrived, {c.done:,} done, {c.rejected:,} rejected"
         )
-    if s.halted is not None:
-        lines.append(f"halted: {s.halted}")
+        lines.append(f"  queueing  {percentiles(c.queueing)}")
+        lines.append(f"  ttft      {percentiles(c.ttft)}")
+        lines.append(f"  latency   {percentiles(c.latency)}")
+    for p in r.pools:
+        if p.utilisation is None:
+            lines.append(f"pool {p.label}: cap inf, {p.allocated:,} units allocated now")
+            continue
+        lines.append(
+            f"pool {p.label}: mean utilisation {p.utilisation:.1%} of {p.cap:,} units; now "
+            f"{p.allocated:,} allocated, {p.cached:,} cached"
+        )
+    if r.halted is not None:
+        lines.append(f"halted: {r.halted}")
     return "\n".join(lines)

@@ -33,20 +33,24 @@ from pooltui.sim.snapshot import (
     StageView,
     Violation,
 )
+from pooltui.sim.summary import ClassSummary, PoolSummary, RunSummary
 
 __all__ = [
     "HALTING",
     "MOMENTS",
     "BlockMap",
     "BlockOwner",
+    "ClassSummary",
     "Counts",
     "EntryView",
     "Event",
     "HoldView",
     "LinkJobView",
+    "PoolSummary",
     "PoolView",
     "QueueItemView",
     "ResidentView",
+    "RunSummary",
     "SessionView",
     "Simulation",
     "Snapshot",

@@ -19,6 +19,7 @@ from pooltui.sim.engine import Engine, Schedule, Stats, StopReplay
 from pooltui.sim.events import Event
 from pooltui.sim.snapshot import Snapshot, Violation
 from pooltui.sim.state import State
+from pooltui.sim.summary import RunSummary, summarize
 from pooltui.sim.tables import Tables, build_tables
 from pooltui.sim.views import build_snapshot
 
@@ -318,6 +319,10 @@ class Simulation:
     def violation(self) -> Violation | None:
         v: Violation | None = self.engine.s.violation if self._at_frontier() else None
         return v
+
+    def summary(self) -> RunSummary:
+        """The figures of the run so far (at the frontier)."""
+        return summarize(self.engine)
 
     @property
     def stats(self) -> Stats:

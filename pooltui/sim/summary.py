@@ -1,0 +1,103 @@
+"""`RunSummary`: the figures of a whole run, as plain frozen data (what `pooltui run`
+prints and benchmarks read), built from the frontier state and the run's samples."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pooltui.sim.engine import Engine
+
+Number = int | float
+
+
+@dataclass(frozen=True, slots=True)
+class ClassSummary:
+    name: str
+    arrived: int
+    done: int
+    rejected: int
+    queueing: tuple[float, ...]  # seconds, one per admission
+    ttft: tuple[float, ...]  # seconds to the first token (the first prefill's end)
+    latency: tuple[float, ...]  # seconds from arrival to end, one per finished session
+
+
+@dataclass(frozen=True, slots=True)
+class PoolSummary:
+    label: str
+    cap: Number
+    allocated: int  # units now
+    cached: int  # units now
+    utilisation: float | None  # mean allocated / cap over the run (None for cap inf)
+
+
+@dataclass(frozen=True, slots=True)
+class RunSummary:
+    time: float
+    events: int
+    iterations: int
+    arrived: int
+    done: int
+    rejected: int
+    live: int
+    peak_live: int
+    preemptions: int
+    evictions: int
+    evicted_units: int
+    spills: int
+    drops: int
+    hit_units: int
+    asked_units: int
+    classes: tuple[ClassSummary, ...]
+    pools: tuple[PoolSummary, ...]
+    halted: str | None
+    last_arrival: float | None  # when the last session is due (a progress bar's end)
+
+
+def summarize(eng: Engine) -> RunSummary:
+    s = eng.s
+    st = eng.stats
+    c = s.counters
+    classes = tuple(
+        ClassSummary(
+            sd.ir.name,
+            s.class_counts[i][0],
+            s.class_counts[i][1],
+            s.class_counts[i][2],
+            tuple(st.queueing[i]),
+            tuple(st.ttft[i]),
+            tuple(st.latency[i]),
+        )
+        for i, sd in enumerate(eng.t.sessions)
+    )
+    pools = tuple(
+        PoolSummary(
+            p.label,
+            p.cap,
+            p.allocated * p.block,
+            p.cached * p.block,
+            None if p.nblocks is None else (p.area / (p.cap * s.now) if s.now > 0 else 0.0),
+        )
+        for p in s.pools
+    )
+    times = [t[-1][0] for t in eng.sched.per_class if t]
+    return RunSummary(
+        s.now,
+        s.n_events,
+        c["iterations"],
+        c["arrived"],
+        sum(cc[1] for cc in s.class_counts),
+        sum(cc[2] for cc in s.class_counts),
+        len(s.live),
+        c["peak_live"],
+        c["preemptions"],
+        c["evictions"],
+        c["evicted_units"],
+        c["spills"],
+        c["drops"],
+        s.hit_units[0],
+        s.hit_units[1],
+        classes,
+        pools,
+        s.halted,
+        max(times) if times else None,
+    )
