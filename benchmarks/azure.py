@@ -49,17 +49,18 @@ def timed(
         t = time.process_time()
         sim.run_headless()
         best = min(best, time.process_time() - t)
-        if sim.state.halted is not None:
-            raise SystemExit(f"the run halted: {sim.state.halted}")
+        halted = sim.summary().halted
+        if halted is not None:
+            raise SystemExit(f"the run halted: {halted}")
     assert sim is not None
     return best, sim
 
 
 def row(label: str, n: int, secs: float, sim: Simulation) -> str:
-    s = sim.state
+    s = sim.summary()
     return (
         f"{label:<26} {n:>7,} req {secs:>7.2f}s  {n / secs:>9,.0f} req/s  "
-        f"{s.n_events / secs:>10,.0f} events/s  {s.counters['iterations'] / secs:>9,.0f} it/s"
+        f"{s.events / secs:>10,.0f} events/s  {s.iterations / secs:>9,.0f} it/s"
     )
 
 
@@ -72,11 +73,11 @@ def peak_memory(program: Program) -> str:
     sim.run_headless()
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
-    st = sim.stats
-    samples = sum(len(a) * a.itemsize for xs in (st.latency, st.queueing, st.ttft) for a in xs)
+    r = sim.summary()
+    samples = 8 * sum(len(c.latency) + len(c.queueing) + len(c.ttft) for c in r.classes)
     return (
         f"{(peak - base) / 2**20:.2f} MiB while simulating, of which {samples / 2**20:.2f} MiB "
-        f"are the summary's latency samples; at most {sim.state.counters['peak_live']} "
+        f"are the summary's latency samples; at most {r.peak_live} "
         "sessions live at once"
     )
 
@@ -97,10 +98,10 @@ def main(argv: list[str]) -> int:
         secs, sim = timed(program, fast=True, invariants=False, repeat=args.repeat)
         results[f] = (n, secs)
         print(row(f"fast, {f:.0%}", n, secs, sim))
-        s = sim.state
+        s = sim.summary()
         print(
-            f"{'':26} simulated {s.now:,.0f}s: {s.counters['preemptions']:,} preemptions, "
-            f"{s.counters['evictions']:,} evictions"
+            f"{'':26} simulated {s.time:,.0f}s: {s.preemptions:,} preemptions, "
+            f"{s.evictions:,} evictions"
         )
     if len(fractions) > 1:
         (n0, t0), (n1, t1) = results[fractions[0]], results[fractions[-1]]
