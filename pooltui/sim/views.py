@@ -146,7 +146,8 @@ def _pool_view(eng: Engine, p: PoolState, tiers: dict[str, list[str]]) -> PoolVi
     holds = []
     for sess in eng.s.live.values():
         for h in sess.holds:
-            if eng.s.pools[h.pool] is p and not h.queued:
+            # A preempted hold between its release and its re-entry holds nothing.
+            if eng.s.pools[h.pool] is p and not h.queued and not h.preempted:
                 holds.append(_hold_view(eng, sess, h))
     holds.sort(key=lambda hv: hv.admit_order)
     entries = _entries(eng, p)
