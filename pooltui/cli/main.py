@@ -45,6 +45,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--event", type=int, default=None, metavar="N")
     p.add_argument("--time", type=float, default=None, metavar="T")
     p.add_argument("--size", default="160x48", metavar="WxH")
+    p.add_argument(
+        "--break",
+        dest="breaks",
+        action="append",
+        default=[],
+        metavar="BREAKPOINT",
+        help="add a breakpoint (as the breakpoints screen takes it) and continue to its first hit",
+    )
     p.add_argument("-o", "--output", required=True, metavar="FILE.svg")
 
     p = sub.add_parser("tui", help="open the debugger (the default)")

@@ -8,6 +8,7 @@ the same spec and arguments give the same file.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -44,8 +45,10 @@ def render_app(
     time: float | None = None,
     size: tuple[int, int] = (160, 48),
     title: str | None = None,
+    breaks: tuple[str, ...] = (),
 ) -> str | None:
-    """Run `app` headless, go to `event` or `time`, write the SVG to `output`.
+    """Run `app` headless, go to `event` or `time` (or, with `breaks`, add those
+    breakpoints and continue to the first hit, as `c` does), write the SVG to `output`.
     Returns why the simulation stopped there (or None)."""
     from textual.pilot import Pilot
 
@@ -58,22 +61,63 @@ def render_app(
         await pilot.pause()
         await app.settle()
         if app.sim is not None:
-            if event is not None:
+            for text in breaks:
+                app.breakpoints.add(app.parse_breakpoint(text))
+            if breaks:
+                app.breakpoints_changed()
+                app.send("continue")
+            elif event is not None:
                 app.send("goto", index=event)
             elif time is not None:
                 app.send("goto_time", time=time)
             await app.settle(timeout=600)
         # Let callbacks scheduled after a refresh (scrolling to the event) run first.
         await pilot.pause(0.05)
+        if app.debugger is not None and app.snapshot is not None:
+            from pooltui.tui.widgets.eventlog import EventLog
+
+            app.debugger.query_one(EventLog).scroll_to_index(app.snapshot.event_index)
+            await pilot.pause(0.05)
         await pilot.wait_for_scheduled_animations()
         await pilot.pause()
         stop[0] = app.stop
         svg = app.export_screenshot(title=title or f"pooltui {Path(app.spec).name}")
-        Path(output).write_text(svg, encoding="utf-8")
+        Path(output).write_text(place_leading_spaces(svg), encoding="utf-8")
         app.exit(0)
 
     app.run(headless=True, auto_pilot=auto_pilot, size=size)
     return stop[0]
+
+
+_TEXT = re.compile(
+    r'(<text [^>]*?x=")([0-9.]+)(" [^>]*?textLength=")([0-9.]+)("[^>]*>)((?:&#160;)+)'
+)
+
+
+def place_leading_spaces(svg: str) -> str:
+    """Move the leading spaces of each text run into its x position.
+
+    Textual writes one `<text>` per run of cells in one style, with spaces as `&#160;`.
+    Some SVG renderers (librsvg, which most converters to PNG use) drop a run's leading
+    spaces and ignore `textLength`, so `kv` + `  cap 512` would read `kvcap 512`. Shifting
+    the run right by its leading spaces draws the same picture in every renderer."""
+
+    def shift(m: re.Match[str]) -> str:
+        x, length = float(m.group(2)), float(m.group(4))
+        end = svg.find("</text>", m.end())
+        n = m.group(6).count("&#160;")
+        rest = _cell_count(svg[m.end() : end]) if end >= 0 else 0
+        if rest == 0:
+            return m.group(0)  # all spaces: nothing is drawn either way
+        cell = length / (n + rest)
+        return f"{m.group(1)}{x + n * cell:.1f}{m.group(3)}{rest * cell:.1f}{m.group(5)}"
+
+    return _TEXT.sub(shift, svg)
+
+
+def _cell_count(fragment: str) -> int:
+    """Characters of an SVG text fragment, counting each entity as one."""
+    return len(re.sub(r"&[#a-zA-Z0-9]+;", "x", fragment))
 
 
 def run_render(args: argparse.Namespace) -> int:
@@ -90,9 +134,22 @@ def run_render(args: argparse.Namespace) -> int:
     if args.time is not None and not args.time >= 0:
         print("pooltui render: --time must be >= 0", file=sys.stderr)
         return 2
+    breaks = tuple(getattr(args, "breaks", None) or ())
+    if breaks and (args.event is not None or args.time is not None):
+        print("pooltui render: give --break, or --event / --time, not both", file=sys.stderr)
+        return 2
     app = PoolApp.from_spec(args.spec)
+    if breaks and app.sim is not None:
+        for text in breaks:
+            try:
+                app.parse_breakpoint(text)
+            except Exception as exc:
+                print(f"pooltui render: --break {text!r}: {exc}", file=sys.stderr)
+                return 2
     try:
-        stop = render_app(app, args.output, event=args.event, time=args.time, size=size)
+        stop = render_app(
+            app, args.output, event=args.event, time=args.time, size=size, breaks=breaks
+        )
     except OSError as exc:
         print(f"pooltui render: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
         return 1

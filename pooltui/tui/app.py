@@ -13,9 +13,9 @@ import asyncio
 import contextlib
 import queue
 from collections.abc import Callable, Iterable
-from functools import partial
+from functools import partial, wraps
 from pathlib import Path
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar, TypeVar, cast
 
 from rich.style import Style
 from rich.text import Text
@@ -57,6 +57,25 @@ from pooltui.tui.widgets.panels import (
 from pooltui.tui.widgets.source import SourceView
 
 SPEEDS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 5000, 10000, 100000)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def guarded(method: F) -> F:
+    """A handler that never lets an exception reach Textual (which would show a traceback
+    and quit): a bug becomes a stop, with a plain message in the status bar and Details."""
+
+    @wraps(method)
+    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except Exception as exc:
+            app = self if isinstance(self, PoolApp) else getattr(self, "app", None)
+            if isinstance(app, PoolApp):
+                app.report_internal_error(method.__name__, exc)
+            return None
+
+    return cast(F, run)
 
 
 class SimFrame(Message):
@@ -192,30 +211,39 @@ class DebuggerScreen(Screen[None]):
         self.query_one(EventLog).focus()
 
     # -- actions: all go to the worker
+    @guarded
     def action_step(self) -> None:
         self.pool_app.send("step")
 
+    @guarded
     def action_step_iteration(self) -> None:
         self.pool_app.send("iteration")
 
+    @guarded
     def action_back(self) -> None:
         self.pool_app.send("back")
 
+    @guarded
     def action_continue(self) -> None:
         self.pool_app.send("continue")
 
+    @guarded
     def action_reverse_continue(self) -> None:
         self.pool_app.send("reverse")
 
+    @guarded
     def action_run(self) -> None:
         self.pool_app.send("run")
 
+    @guarded
     def action_pause(self) -> None:
         self.pool_app.pause()
 
+    @guarded
     def action_speed(self, delta: int) -> None:
         self.pool_app.change_speed(delta)
 
+    @guarded
     def action_goto(self) -> None:
         def done(target: tuple[str, float] | None) -> None:
             if target is None:
@@ -228,14 +256,17 @@ class DebuggerScreen(Screen[None]):
 
         self.app.push_screen(GotoScreen(), done)
 
+    @guarded
     def action_breakpoints(self) -> None:
         app = self.pool_app
         self.app.push_screen(BreakpointsScreen(app.breakpoints, app.parse_breakpoint))
 
+    @guarded
     def action_watches(self) -> None:
         app = self.pool_app
         self.app.push_screen(WatchesScreen(app.watches, app.compile_expression))
 
+    @guarded
     def action_clear_inspect(self) -> None:
         self.pool_app.inspecting = None
         self.pool_app.show_details()
@@ -260,9 +291,11 @@ class DebuggerScreen(Screen[None]):
         return True
 
     # -- messages from widgets
+    @guarded
     def on_event_log_chosen(self, message: EventLog.Chosen) -> None:
         self.pool_app.send("goto", index=message.index)
 
+    @guarded
     def on_block_map_view_block_clicked(self, message: BlockMapView.BlockClicked) -> None:
         self.pool_app.inspect_block(message.pool, message.block)
 
@@ -317,6 +350,7 @@ class PoolApp(App[int]):
         self.palette = Palette()
         self.frames_applied = 0
         self._bindings_key: tuple[bool, ...] = ()
+        self.internal_errors: list[str] = []
 
     @classmethod
     def from_spec(cls, path: str) -> PoolApp:
@@ -340,6 +374,7 @@ class PoolApp(App[int]):
         self._sim_worker()
         self.send("refresh")
 
+    @guarded
     def action_reload(self) -> None:
         """From the compile-error screen: compile again."""
         sim, error = load_spec(self.spec)
@@ -428,12 +463,14 @@ class PoolApp(App[int]):
         await asyncio.sleep(0)
 
     # ----------------------------------------------------------------- frames
+    @guarded
     def on_sim_frame(self, message: SimFrame) -> None:
         try:
             self.apply_frame(message.frame)
         finally:
             self._frames_shown += 1
 
+    @guarded
     def on_sim_failed(self, message: SimFailed) -> None:
         self._applied = max(self._applied, message.seq)
         if message.seq >= self._issued:
@@ -441,6 +478,43 @@ class PoolApp(App[int]):
         self.stop = f"internal error in the simulator: {message.text}"
         self.stop_kind = "error"
         self._refresh_status()
+        self.show_details(switch=True)
+
+    def report_internal_error(self, where: str, exc: BaseException) -> None:
+        """A bug in the debugger itself: stop, and say so in plain words (no traceback)."""
+        self.internal_errors.append(f"{where}: {type(exc).__name__}: {exc}")
+        self._applied = self._issued  # nothing waits for a frame that will not come
+        self.running = False
+        self.stop = f"internal error ({where}): {type(exc).__name__}: {exc}"
+        self.stop_kind = "error"
+        with contextlib.suppress(Exception):
+            self._refresh_status()
+        with contextlib.suppress(Exception):
+            self._show_stop_details()
+
+    def _show_stop_details(self) -> None:
+        screen = self.debugger
+        if screen is None or not screen.is_mounted:
+            return
+        text = Text()
+        text.append("Stopped: ", Style(bold=True, color=self.palette.error))
+        text.append((self.stop or "") + "\n", Style(bold=True))
+        text.append(
+            "This is a bug in pooltui, not in your spec. The run is paused; you can step, "
+            "go back or quit.\n",
+            "dim",
+        )
+        set_text(screen.query_one("#details-body", Static), text, wrap=True)
+        screen.query_one(TabbedContent).active = "details"
+
+    def _handle_exception(self, error: Exception) -> None:
+        """The last resort, for an exception outside our handlers: quit with one plain
+        line instead of Textual's traceback. (Tests still see the exception.)"""
+        self._return_code = 1
+        if self._exception is None:
+            self._exception = error
+            self._exception_event.set()
+        self.panic(Text(f"pooltui: internal error: {type(error).__name__}: {error}"))
 
     def apply_frame(self, frame: Frame) -> None:
         screen = self.debugger
@@ -515,37 +589,40 @@ class PoolApp(App[int]):
             return
         snap = self.snapshot
         text = Text()
-        text.append(f"{screen.spec_name}  ", Style(bold=True))
+        text.append(f"{screen.spec_name}   ", Style(bold=True))
         if snap is not None:
-            text.append(f"t={fmt(snap.time)}s  ")
-            total = snap.events_total
-            text.append(f"event #{snap.event_index}")
-            text.append(f" of {total}  ", "dim")
-            c = snap.counts
-            text.append(
-                f"arrived {c.arrived} live {c.live} done {c.done} rejected {c.rejected}  ", "dim"
-            )
+            text.append(f"t={fmt(snap.time)}s · ")
+            text.append(f"event #{snap.event_index} of {snap.events_total} · ")
         if self.running:
             text.append("▶ running", Style(bold=True, color="#5fc46a"))
         else:
-            text.append("⏸ paused", Style(bold=True))
-        text.append(f"  speed {self.rate}/s", "dim")
+            text.append("paused", Style(bold=True))
+        if self.stop:
+            # What stopped it comes first: the counts can be cut, this cannot.
+            text.append(" — ", "dim")
+            text.append(self.stop, Style(bold=True))
+        text.append(f" · speed {self.rate}/s", "dim")
         if self.breakpoints.items:
             text.append(
-                f"  breakpoints {len(self.breakpoints.active())}/{len(self.breakpoints)}", "dim"
+                f" · breakpoints {len(self.breakpoints.active())}/{len(self.breakpoints)}", "dim"
             )
-        if self.stop:
-            text.append("  — ", "dim")
-            text.append(self.stop, Style(bold=True))
+        if snap is not None:
+            c = snap.counts
+            text.append(
+                f" · arrived {c.arrived} · live {c.live} · done {c.done} · rejected {c.rejected}",
+                "dim",
+            )
         set_text(status, text)
         status.set_class(self.stop_kind in ("violation", "error", "halt"), "halted")
         status.set_class(self.stop_kind == "breakpoint", "stopped-bp")
 
     # ----------------------------------------------------------------- inspection
+    @guarded
     def action_inspect_session(self, session_id: int) -> None:
         self.inspecting = ("session", session_id)
         self.show_details(switch=True)
 
+    @guarded
     def inspect_block(self, pool: str, block: int) -> None:
         self.inspecting = ("block", pool, block)
         screen = self.debugger
@@ -556,6 +633,7 @@ class PoolApp(App[int]):
                 card.map._invalidate()
         self.show_details(switch=True)
 
+    @guarded
     def show_details(self, switch: bool = False) -> None:
         screen = self.debugger
         snap = self.snapshot
@@ -623,15 +701,18 @@ class PoolApp(App[int]):
     def parse_breakpoint(self, text: str) -> Any:
         return parse_breakpoint(text, self.names(), self.compile_expression)
 
+    @guarded
     def breakpoints_changed(self) -> None:
         self._refresh_status()
 
+    @guarded
     def watches_changed(self) -> None:
         self.send("watches", watches=tuple(self.watches))
         if self.debugger is not None and self.debugger.is_mounted:
             self.debugger.query_one(TabbedContent).active = "watches"
 
     # ----------------------------------------------------------------- help, theme
+    @guarded
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):
             return
@@ -642,6 +723,7 @@ class PoolApp(App[int]):
         groups.append(("App", _bindings(self.BINDINGS)))
         self.push_screen(HelpScreen(groups))
 
+    @guarded
     def _on_theme_changed(self, theme: Any) -> None:
         self._resolve_palette()
         if self.snapshot is not None and self.debugger is not None and self.debugger.is_mounted:

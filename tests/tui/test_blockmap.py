@@ -73,3 +73,35 @@ async def test_clicking_a_cell_names_its_block() -> None:
         assert app.clicked == [("kv", 2 * cols + 3)]
         await pilot.click(BlockMapView, offset=(1, 2))  # the gutter: no block
         assert len(app.clicked) == 1
+
+
+class SmallMapApp(App[None]):
+    CSS = "BlockMapView { height: 1fr; max-height: 100%; }"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.clicked: list[int] = []
+
+    def compose(self) -> ComposeResult:
+        yield BlockMapView(synthetic_pool(32, holders=4))
+
+    def on_block_map_view_block_clicked(self, message: BlockMapView.BlockClicked) -> None:
+        self.clicked.append(message.block)
+
+
+async def test_a_small_pool_takes_wide_tiles_that_fill_the_width() -> None:
+    app = SmallMapApp()
+    async with app.run_test(size=(100, 20)) as pilot:
+        await pilot.pause()
+        view = app.query_one(BlockMapView)
+        cell = view.cell_width()
+        cols = view.columns()
+        assert 4 <= cell <= 8
+        assert cols * cell > (view.scrollable_content_region.width - GUTTER) - cell
+        assert view.virtual_size.height == -(-32 // cols)
+        text = view.render_line(0).text
+        assert text[GUTTER + cell - 1] == " "  # a gap between two tiles
+        await pilot.click(BlockMapView, offset=(GUTTER + cell * 2 + 1, 0))
+        assert app.clicked == [2]
+        await pilot.click(BlockMapView, offset=(GUTTER + cell - 1, 0))  # the gap
+        assert app.clicked == [2]

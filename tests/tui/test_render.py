@@ -50,3 +50,16 @@ def test_render_rejects_a_bad_size(tmp_path: Path, capsys: pytest.CaptureFixture
     with pytest.raises(ValueError):
         parse_size("10x2")
     assert parse_size("160x48") == (160, 48)
+
+
+def test_render_stops_at_a_breakpoint(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "bp.svg"
+    assert main(["render", SMALL, "--break", "preempt", "-o", str(out)]) == 0
+    said = capsys.readouterr().out
+    assert "breakpoint #1: preempt" in said
+    svg = out.read_text().replace("&#160;", " ")
+    assert "breakpoint #1" in svg
+    # A bad breakpoint is a usage error, with the breakpoint screen's message.
+    assert main(["render", SMALL, "--break", "if free(kv) <", "-o", str(out)]) == 2
+    assert "--break" in capsys.readouterr().err
+    assert main(["render", SMALL, "--break", "preempt", "--event", "3", "-o", str(out)]) == 2

@@ -20,8 +20,10 @@ from textual.strip import Strip
 from pooltui.sim.snapshot import PoolView
 from pooltui.tui.colors import contrast_text, dimmed_hex, rank_glyph, session_hex
 
-CELL = 2  # characters per block: a square-ish cell
+CELL = 2  # characters per block: a square-ish cell (big pools)
 GUTTER = 7  # the block index of each row's first cell
+WIDE_MAX = 8  # widest cell of a small pool
+WIDE_ROWS = 16  # a small pool spreads over at most this many rows of wide cells
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,8 @@ class BlockMapView(ScrollView, can_focus=True):
         self._generation = 0
         self._cache: LRUCache[tuple[int, int, int], Strip] = LRUCache(1024)
         self._styles: dict[int, tuple[Style, str]] = {}
+        self._cell_key: tuple[int, int] = (-1, -1)
+        self._cell = CELL
 
     # ----------------------------------------------------------------- data
     def set_pool(
@@ -93,9 +97,27 @@ class BlockMapView(ScrollView, can_focus=True):
             return 0
         return self.pool.blocks.nblocks
 
+    def cell_width(self, width: int | None = None) -> int:
+        """Characters per block: 2 for a big pool; a small pool takes wider cells (with a
+        gap between blocks, so they can be counted) to fill the width."""
+        usable = (self.scrollable_content_region.width if width is None else width) - GUTTER
+        n = self.nblocks
+        key = (n, usable)
+        if self._cell_key == key:
+            return self._cell
+        cell = CELL
+        if n > 0 and usable > 0 and n <= usable * WIDE_ROWS // 4:
+            for rows in range(1, WIDE_ROWS + 1):
+                fits = usable // -(-n // rows)
+                if fits >= 4:
+                    cell = min(WIDE_MAX, fits)
+                    break
+        self._cell_key, self._cell = key, cell
+        return cell
+
     def columns(self, width: int | None = None) -> int:
         usable = (self.scrollable_content_region.width if width is None else width) - GUTTER
-        return max(1, usable // CELL)
+        return max(1, usable // self.cell_width(width))
 
     def rows(self, width: int | None = None) -> int:
         cols = self.columns(width)
@@ -113,6 +135,12 @@ class BlockMapView(ScrollView, can_focus=True):
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         return self.rows(max(width, GUTTER + CELL))
+
+    def render_line(self, y: int) -> Strip:
+        try:
+            return self._line(y)
+        except Exception:  # never a traceback from a repaint
+            return Strip.blank(self.size.width, Style(bgcolor=self.palette.background))
 
     # ----------------------------------------------------------------- rendering
     def _owner_style(self, k: int) -> tuple[Style, str]:
@@ -138,7 +166,7 @@ class BlockMapView(ScrollView, can_focus=True):
         self._styles[k] = result
         return result
 
-    def render_line(self, y: int) -> Strip:
+    def _line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
         width = self.scrollable_content_region.width
         row = y + scroll_y
@@ -150,11 +178,18 @@ class BlockMapView(ScrollView, can_focus=True):
         return strip.crop_extend(scroll_x, scroll_x + width, Style(bgcolor=self.palette.background))
 
     def _render_row(self, row: int, width: int) -> Strip:
+        try:
+            return self._render_row_cells(row, width)
+        except Exception:  # never a traceback from a repaint: a blank row says less, safely
+            return Strip.blank(width, Style(bgcolor=self.palette.background))
+
+    def _render_row_cells(self, row: int, width: int) -> Strip:
         pal = self.palette
         blank = Style(bgcolor=pal.background)
         blocks = self.pool.blocks if self.pool is not None else None
         if blocks is None:
             return Strip.blank(width, blank)
+        cell = self.cell_width(width)
         cols = self.columns(width)
         start = row * cols
         if start >= blocks.nblocks:
@@ -166,6 +201,8 @@ class BlockMapView(ScrollView, can_focus=True):
         marks = self.highlight | self.violation_blocks
         if self.selected is not None:
             marks = marks | {self.selected}
+        if cell != CELL:
+            return self._wide_row(segments, start, end, cell, marks, width)
         # Group runs of equal cells into one segment: few segments per row.
         run_k = cells[start]
         run_len = 0
@@ -193,6 +230,33 @@ class BlockMapView(ScrollView, can_focus=True):
             segments.append(Segment(" " * (width - used), blank))
         return Strip(segments, max(width, used))
 
+    def _wide_row(
+        self,
+        segments: list[Segment],
+        start: int,
+        end: int,
+        cell: int,
+        marks: frozenset[int] | set[int],
+        width: int,
+    ) -> Strip:
+        """A row of a small pool: one tile per block, a gap between tiles."""
+        blank = Style(bgcolor=self.palette.background)
+        cells = self.pool.blocks.cells if self.pool is not None and self.pool.blocks else ()
+        for i in range(start, end):
+            k = cells[i]
+            if i in marks:
+                seg = self._marked(i, k)
+                style, text = seg.style or blank, seg.text
+            else:
+                style, glyph = self._owner_style(k)
+                text = glyph
+            segments.append(Segment(text[:1].ljust(cell - 1), style))
+            segments.append(Segment(" ", blank))
+        used = GUTTER + (end - start) * cell
+        if used < width:
+            segments.append(Segment(" " * (width - used), blank))
+        return Strip(segments, max(width, used))
+
     def _marked(self, i: int, k: int) -> Segment:
         """A highlighted block: the event's blocks, a violation's, the inspected one."""
         pal = self.palette
@@ -210,7 +274,10 @@ class BlockMapView(ScrollView, can_focus=True):
         col_x = x + scroll_x - GUTTER
         if col_x < 0:
             return None
-        col = col_x // CELL
+        cell = self.cell_width()
+        col = col_x // cell
+        if cell != CELL and col_x % cell == cell - 1:
+            return None  # the gap between two tiles
         cols = self.columns()
         if col >= cols:
             return None

@@ -17,7 +17,7 @@ from textual.widgets import Static
 
 from pooltui.sim.events import Event
 from pooltui.sim.snapshot import PoolView, Snapshot, StageView, Violation
-from pooltui.tui.colors import rank_glyph, session_hex
+from pooltui.tui.colors import contrast_text, dimmed_hex, rank_glyph, session_hex
 from pooltui.tui.driver import WatchValue
 from pooltui.tui.widgets.blockmap import BlockMapView, Palette
 
@@ -82,29 +82,168 @@ def bar(pool: PoolView, width: int, palette: Palette) -> Text:
     return text
 
 
+SEP = " · "
+
+
+def pool_head(pool: PoolView, violation: Violation | None, width: int, palette: Palette) -> Text:
+    """A pool member's header: its options, its bar, its figures and invariant status.
+
+    Spaces that separate two runs belong to the run before them (`kv  ` then `cap 512`),
+    so every renderer of an exported screenshot keeps them."""
+    head = Text()
+    head.append(f"{pool.label}  ", Style(bold=True))
+    cap = "inf" if math.isinf(pool.cap) else fmt(pool.cap)
+    opts = [f"cap {cap}"]
+    if pool.block:
+        opts.append(f"block {pool.block} ({fmt(pool.nblocks)} blocks)")
+    opts += [f"evict {pool.evict}", f"queue {pool.queue_policy}", f"preempt {pool.preempt}"]
+    if pool.admit_via:
+        opts.append(f"admit via {pool.admit_via}")
+    if pool.tier_of:
+        opts.append(f"tier of {', '.join(pool.tier_of)}")
+    # The options, wrapped at a separator when they do not fit on one line.
+    room = max(20, width - len(pool.label) - 2)
+    line = ""
+    for opt in opts:
+        if line and len(line) + len(SEP) + len(opt) > room:
+            head.append(line, "dim")
+            head.append("\n" + " " * (len(pool.label) + 2))
+            line = opt
+        else:
+            line = f"{line}{SEP}{opt}" if line else opt
+    head.append(line, "dim")
+    head.append("\n")
+    head.append_text(bar(pool, min(width, 60), palette))
+    head.append("\n")
+    head.append("allocated ", "dim")
+    head.append(fmt(pool.allocated), Style(color="#4e9ae6", bold=True))
+    head.append(SEP + "cached ", "dim")
+    head.append(fmt(pool.cached), Style(color="#a0a0a0", bold=True))
+    head.append(SEP + "free ", "dim")
+    head.append(fmt(pool.free), Style(bold=True))
+    head.append("   ")
+    if violation is not None and (violation.pool in (None, pool.label)):
+        head.append(f"✗ {violation.invariant}", Style(color=palette.error, bold=True))
+        head.append("\n")
+        head.append(violation.message, Style(color=palette.error, bold=True))
+    else:
+        head.append("✓ invariants hold", Style(color="#5fc46a"))
+    if pool.nblocks is None:
+        head.append("\n")
+        head.append("cap inf: no block map; the bar shows allocated against cached", "dim italic")
+    return head
+
+
+def _n(count: int, one: str, many: str | None = None) -> str:
+    return f"{count} {one if count == 1 else (many or one + 's')}"
+
+
+def pool_legend(pool: PoolView, lines: int, palette: Palette) -> Text:
+    """Who holds what, under the block map: each hold in its colour with its size and
+    computed / context, then each cache entry with its eviction rank (0 goes first). At
+    most `lines` lines; what does not fit is counted."""
+    text = Text()
+    holds, entries = pool.holds, pool.entries
+    if not holds and not entries:
+        if not pool.allocated and not pool.cached:
+            text.append("no hold and no cache entry: every block is free", "dim italic")
+        return text
+    unit = pool.block or 1
+    name_w = max([len(h.session) for h in holds] + [len(e.session) for e in entries]) + 2
+    rows: list[Text] = []
+    for h in holds:
+        row = Text()
+        colour = session_hex(h.session_id)
+        row.append("██", Style(color=colour))
+        row.append(" ")
+        name = session_text(h.session, h.session_id)
+        name.pad_right(max(0, name_w - len(h.session)))
+        row.append_text(name)
+        row.append(f"holds {_n(h.blocks, 'block')} ({fmt(h.size)} units)".ljust(30))
+        row.append(f"computed {fmt(h.computed)}{SEP}context {fmt(h.context)}", "dim")
+        rows.append(row)
+    for e in entries:
+        row = Text()
+        colour = dimmed_hex(e.session_id, palette.background)
+        row.append(f"{rank_glyph(e.rank)} ", Style(color=contrast_text(colour), bgcolor=colour))
+        row.append(" ")
+        name = session_text(e.session, e.session_id)
+        name.pad_right(max(0, name_w - len(e.session)))
+        row.append_text(name)
+        blocks = e.blocks or -(-e.units // unit)
+        row.append(f"cached {_n(blocks, 'block')} ({fmt(e.units)} units)".ljust(30))
+        nxt = " = evicted next" if e.rank == 0 else ""
+        row.append(f"rank {e.rank}{nxt}", "dim")
+        if e.spilled:
+            row.append(f"{SEP}spilled here", "dim")
+        if not e.alive:
+            row.append(f"{SEP}session ended", "dim")
+        rows.append(row)
+    lines = max(1, lines)
+    if len(rows) > lines:
+        shown = rows[: lines - 1]
+        more_h = max(0, len(holds) - len(shown))
+        more_e = len(rows) - len(shown) - more_h
+        parts = []
+        if more_h:
+            parts.append(_n(more_h, "hold"))
+        if more_e:
+            parts.append(_n(more_e, "cache entry", "cache entries"))
+        rows = [*shown, Text("+" + " and ".join(parts) + " more", "dim")]
+    for i, row in enumerate(rows):
+        if i:
+            text.append("\n")
+        text.append_text(row)
+    return text
+
+
 class PoolCard(Vertical):
     """One pool member: a header with its bar and invariant status, then its block map
-    (or, for `cap inf`, nothing more: the bar says it all)."""
+    (or, for `cap inf`, nothing more: the bar says it all), then a legend of who holds
+    what."""
 
     DEFAULT_CSS = """
     PoolCard { height: auto; margin-bottom: 1; }
-    PoolCard.solo { height: 1fr; }
+    PoolCard.solo { height: 1fr; margin-bottom: 0; }
     PoolCard > .pool-head { height: auto; }
+    PoolCard > .pool-legend { height: auto; margin-top: 1; }
     """
+
+    LEGEND_LINES = 4  # a member of a family, or one of several pools
 
     def __init__(self, pool: PoolView, solo: bool) -> None:
         super().__init__(classes="solo" if solo else "", id=f"pool-{_safe(pool.label)}")
         self.pool = pool
         self.solo = solo
         self.head = Static(classes="pool-head")
-        self.map: BlockMapView | None = (
-            BlockMapView(pool, classes="solo" if solo else "") if pool.blocks is not None else None
-        )
+        self.map: BlockMapView | None = BlockMapView(pool) if pool.blocks is not None else None
+        self.legend = Static(classes="pool-legend")
+        self._map_height: int | None = None
 
     def compose(self) -> ComposeResult:
         yield self.head
         if self.map is not None:
             yield self.map
+        yield self.legend
+
+    def legend_lines(self, head_lines: int) -> int:
+        """How many legend lines fit. A lone pool's map takes the rows it needs (a big one
+        scrolls) and leaves the rest of the panel to its legend."""
+        if not self.solo:
+            return self.LEGEND_LINES
+        height = self.size.height or 30
+        room = max(2, height - head_lines - 1)  # one blank line above the legend
+        if self.map is None:
+            return max(self.LEGEND_LINES, room)
+        wanted = len(self.pool.holds) + len(self.pool.entries)
+        map_rows = self.map.rows(self.map.size.width or self.size.width or None)
+        legend = max(min(self.LEGEND_LINES, wanted), room - map_rows)
+        map_height = max(1, min(map_rows, room - legend))
+        if map_height != self._map_height:
+            self._map_height = map_height
+            self.map.styles.height = map_height
+            self.map.styles.max_height = map_height
+        return max(1, room - map_height)
 
     def update_pool(
         self,
@@ -115,45 +254,10 @@ class PoolCard(Vertical):
     ) -> None:
         self.pool = pool
         width = max(10, (self.size.width or 60) - 2)
-        head = Text()
-        head.append(pool.label, Style(bold=True))
-        cap = "inf" if math.isinf(pool.cap) else fmt(pool.cap)
-        if pool.block:
-            head.append(f"  cap {cap}  block {pool.block}  ({fmt(pool.nblocks)} blocks)", "dim")
-        else:
-            head.append(f"  cap {cap}", "dim")
-        head.append(
-            f"  holds {len(pool.holds)}  entries {len(pool.entries)}  queued {len(pool.queue)}",
-            "dim",
-        )
-        head.append("\n")
-        head.append(f"evict {pool.evict}  queue {pool.queue_policy}  preempt {pool.preempt}", "dim")
-        if pool.admit_via:
-            head.append(f"  admit via {pool.admit_via}", "dim")
-        if pool.tier_of:
-            head.append(f"  tier of {', '.join(pool.tier_of)}", "dim")
-        head.append("\n")
-        head.append_text(bar(pool, min(width, 60), palette))
-        head.append("\n")
-        head.append("allocated ", "dim")
-        head.append(fmt(pool.allocated), Style(color="#4e9ae6", bold=True))
-        head.append("  cached ", "dim")
-        head.append(fmt(pool.cached), Style(color="#a0a0a0", bold=True))
-        head.append("  free ", "dim")
-        head.append(fmt(pool.free), Style(bold=True))
-        head.append("   ")
-        if violation is not None and (violation.pool in (None, pool.label)):
-            head.append(f"✗ {violation.invariant}", Style(color=palette.error, bold=True))
-            head.append("\n")
-            head.append(violation.message, Style(color=palette.error, bold=True))
-        else:
-            head.append("✓ invariants hold", Style(color="#5fc46a"))
-        if pool.nblocks is None:
-            head.append("\n")
-            head.append(
-                "cap inf: no block map; the bar shows allocated against cached", "dim italic"
-            )
+        head = pool_head(pool, violation, width, palette)
         set_text(self.head, head)
+        lines = self.legend_lines(head.plain.count("\n") + 1)
+        set_text(self.legend, pool_legend(pool, lines, palette))
         if self.map is not None:
             highlight: frozenset[int] = frozenset()
             if event is not None and event.pool == pool.label and event.blocks:
@@ -201,6 +305,19 @@ class PoolsPanel(VerticalScroll):
         return self.cards.get(label)
 
 
+def _keys(keys: tuple[Number, ...]) -> str:
+    return "(" + ", ".join(fmt(k) for k in keys) + ")" if keys else ""
+
+
+def waited(seconds: float) -> str:
+    """A wait as people read it: 0.52s, 3.1s, 12s, 1234s."""
+    if seconds < 10:
+        return f"{seconds:.2f}s"
+    if seconds < 100:
+        return f"{seconds:.1f}s"
+    return f"{seconds:.0f}s"
+
+
 class QueuePanel(VerticalScroll):
     """Waiting holds of every pool, in selection order."""
 
@@ -216,20 +333,23 @@ class QueuePanel(VerticalScroll):
             if not pool.queue:
                 continue
             any_queue = True
-            text.append(f"{pool.label}", Style(bold=True))
-            text.append(f"  {len(pool.queue)} waiting, {pool.queue_policy}\n", "dim")
+            text.append(f"{pool.label}  ", Style(bold=True))
+            text.append(f"{len(pool.queue)} waiting{SEP}{pool.queue_policy}\n", "dim")
+            keys_w = max([4] + [len(_keys(item.keys)) for item in pool.queue[: self.LIMIT]])
+            name_w = max([7] + [len(item.session) for item in pool.queue[: self.LIMIT]]) + 2
             text.append(
-                "  #  session        units   need reserve   hit  keys          waited\n", "dim"
+                f"{'#':>3}  {'session':<{name_w}}{'units':>6} {'need':>6} {'reserve':>7} "
+                f"{'hit':>5}  {'keys':<{keys_w}}  {'waited':>8}\n",
+                "dim",
             )
             for item in pool.queue[: self.LIMIT]:
                 text.append(f"{item.position:>3}  ")
                 name = session_text(item.session, item.session_id)
-                name.pad_right(max(0, 13 - len(item.session)))
+                name.pad_right(max(0, name_w - len(item.session)))
                 text.append_text(name)
-                keys = "(" + ", ".join(fmt(k) for k in item.keys) + ")" if item.keys else ""
                 text.append(
-                    f"{fmt(item.units):>6} {fmt(item.need):>6} {fmt(item.reserve):>7} {fmt(item.hit):>5}  "
-                    f"{keys:<13} {item.waited:>6.3g}s"
+                    f"{fmt(item.units):>6} {fmt(item.need):>6} {fmt(item.reserve):>7} "
+                    f"{fmt(item.hit):>5}  {_keys(item.keys):<{keys_w}}  {waited(item.waited):>8}"
                 )
                 if item.preempted:
                     text.append("  ⟲ preempted", Style(color="#e6994e", bold=True))
@@ -243,22 +363,23 @@ class QueuePanel(VerticalScroll):
 
 def stage_text(stage: StageView) -> Text:
     text = Text()
-    text.append(stage.label, Style(bold=True))
+    text.append(f"{stage.label}  ", Style(bold=True))
     if stage.kind == "step":
         state = "busy" if stage.busy else "idle"
-        text.append(f"  step  iteration #{stage.iteration} ({state}", "dim")
+        head = f"step{SEP}iteration #{stage.iteration} ({state}"
         if stage.busy and stage.iteration_end is not None:
-            text.append(f", ends {fmt(stage.iteration_end)}s", "dim")
-        text.append(")", "dim")
+            head += f", ends {fmt(stage.iteration_end)}s"
+        text.append(head + ")", "dim")
         if stage.preempted:
-            text.append("  preempted", Style(color="#e6994e", bold=True))
+            text.append(SEP, "dim")
+            text.append("preempted", Style(color="#e6994e", bold=True))
         text.append("\n")
         text.append(
             f"  budget {fmt(stage.budget)}: used {fmt(stage.budget_used)}, left {fmt(stage.budget_left)}"
-            f"   seats {fmt(stage.seats)}: left {fmt(stage.seats_left)}"
+            f"{SEP}seats {fmt(stage.seats)}: left {fmt(stage.seats_left)}"
         )
         if stage.memory:
-            text.append(f"   memory {', '.join(stage.memory)}", "dim")
+            text.append(f"{SEP}memory {', '.join(stage.memory)}", "dim")
         text.append("\n")
         if stage.residents:
             text.append("  session        phase      tokens computed context  progress\n", "dim")
@@ -277,8 +398,11 @@ def stage_text(stage: StageView) -> Text:
             )  # fmt: skip
             text.append(f" {r.tokens:>6} {fmt(r.computed):>8} {fmt(r.context):>7}  {progress}\n")
     else:
-        text.append(f"  link  rate {fmt(stage.rate)}  lanes {stage.lanes}", "dim")
-        text.append(f"  queued {len(stage.queued_jobs)}\n", "dim")
+        text.append(
+            f"link{SEP}rate {fmt(stage.rate)}{SEP}lanes {stage.lanes}{SEP}"
+            f"queued {len(stage.queued_jobs)}\n",
+            "dim",
+        )
         for job in stage.jobs:
             text.append("  ")
             text.append_text(session_text(job.session, job.session_id))
@@ -407,7 +531,7 @@ def inspect_session_text(snap: Snapshot, session_id: int | None, name: str | Non
             if item.session_id == session_id:
                 text.append(
                     f"queued on {pool.label} at position {item.position}: units {fmt(item.units)}, "
-                    f"hit {fmt(item.hit)}, waited {item.waited:.3g}s"
+                    f"hit {fmt(item.hit)}, waited {waited(item.waited)}"
                     f"{', preempted' if item.preempted else ''}\n"
                 )
         for e in pool.entries:

@@ -49,6 +49,12 @@ class SourceView(ScrollView, can_focus=True):
             self.scroll_to(y=max(0, row - height // 3), animate=False)
 
     def render_line(self, y: int) -> Strip:
+        try:
+            return self._line(y).apply_style(Style(color=self.rich_style.color))
+        except Exception:  # never a traceback from a repaint
+            return Strip.blank(self.size.width)
+
+    def _line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
         width = self.scrollable_content_region.width
         row = y + scroll_y

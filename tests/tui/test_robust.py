@@ -1,0 +1,112 @@
+"""No traceback ever reaches a user: a bug in the simulator or in a handler becomes a stop
+with a plain message. And the pools panel's legend, the queue's `waited`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.widgets import Static
+
+from pooltui.cli.render import place_leading_spaces
+from pooltui.tui.app import PoolApp
+from pooltui.tui.widgets.blockmap import Palette
+from pooltui.tui.widgets.panels import pool_head, pool_legend, waited
+from tests.tui.conftest import SIZE, keys, make_app, settle
+from tests.tui.fakesim import FakeSim
+
+
+class BrokenStep(FakeSim):
+    """The fake simulator, with a bug from its 3rd step on."""
+
+    def step(self) -> Any:
+        if self.steps_taken >= 2:
+            raise RuntimeError("the fake simulator broke")
+        return super().step()
+
+
+def _plain(app: PoolApp, selector: str) -> str:
+    assert app.debugger is not None
+    widget = app.debugger.query_one(selector, Static)
+    return str(widget.render())
+
+
+async def test_a_simulator_exception_is_a_stop_not_a_traceback() -> None:
+    app = make_app(sim=BrokenStep())
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await keys(pilot, "n", "n", "n")
+        assert app.stop_kind == "error"
+        assert app.stop is not None and "RuntimeError: the fake simulator broke" in app.stop
+        assert "internal error" in _plain(app, "#status")
+        assert "the fake simulator broke" in _plain(app, "#details-body")
+        assert not app.running
+        # Still alive: it steps back, and continue stops on the same error.
+        await keys(pilot, "p")
+        assert app.snapshot is not None and app.snapshot.event_index == 0
+        await keys(pilot, "c")
+        assert app.stop_kind == "error"
+    assert app.return_code in (0, None)
+
+
+async def test_a_handler_exception_is_a_stop_not_a_traceback() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.debugger
+        assert screen is not None
+
+        def broken(*args: Any, **kwargs: Any) -> None:
+            raise ValueError("a panel broke")
+
+        screen.query_one("#pools").update_snapshot = broken  # type: ignore[method-assign]
+        await keys(pilot, "n")
+        assert app.stop_kind == "error"
+        assert app.stop is not None and "ValueError: a panel broke" in app.stop
+        assert app.internal_errors
+        assert "a panel broke" in _plain(app, "#details-body")
+        await keys(pilot, "n")  # the app still answers keys
+    assert app.return_code in (0, None)
+
+
+def test_legend_names_holders_and_ranks() -> None:
+    sim = FakeSim()
+    for _ in range(43):
+        sim.step()
+    pool = sim.snapshot().pool("kv")
+    assert pool.holds and pool.entries
+    text = pool_legend(pool, 50, Palette()).plain
+    h = pool.holds[0]
+    assert f"{h.session}" in text and f"holds {h.blocks} block" in text
+    assert f"computed {h.computed} · context {h.context}" in text
+    e = pool.entries[0]
+    assert "rank 0 = evicted next" in text and e.session in text
+    short = pool_legend(pool, 2, Palette()).plain.splitlines()
+    assert len(short) == 2 and short[-1].startswith("+") and short[-1].endswith("more")
+
+
+def test_pool_header_reads_cleanly() -> None:
+    pool = FakeSim().snapshot().pool("kv")
+    text = pool_head(pool, None, 200, Palette()).plain
+    first = text.splitlines()[0]
+    assert first.startswith("kv  cap ")
+    assert " · block " in first and " · evict " in first and " · queue " in first
+    assert "allocated " in text and " · cached " in text and " · free " in text
+
+
+def test_waited_shows_whole_values() -> None:
+    assert waited(0.523) == "0.52s"
+    assert waited(3.04) == "3.04s"
+    assert waited(12.34) == "12.3s"
+    assert waited(1234.5) == "1234s"
+
+
+def test_exported_svg_keeps_leading_spaces() -> None:
+    svg = (
+        '<text class="r1" x="10" y="5" textLength="20" clip-path="url(#c)">kv</text>'
+        '<text class="r2" x="30" y="5" textLength="90" clip-path="url(#c)">'
+        "&#160;&#160;cap&#160;512</text>"
+        '<text class="r2" x="120" y="5" textLength="20" clip-path="url(#c)">&#160;&#160;</text>'
+    )
+    out = place_leading_spaces(svg)
+    assert 'x="50.0" y="5" textLength="70.0" clip-path="url(#c)">cap&#160;512</text>' in out
+    assert out.count("&#160;&#160;</text>") == 1  # a run of only spaces is left alone
