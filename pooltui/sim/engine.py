@@ -495,7 +495,7 @@ class Engine:
         )
         self.proceed(sess)
 
-    def eval(self, expr: Expr, sess: Session | None, hold: HoldState | None = None) -> Number:
+    def value_of(self, expr: Expr, sess: Session | None, hold: HoldState | None = None) -> Number:
         # Every evaluation binds the env first, so a stale session is never drawn from.
         return self.t.fn(expr)(self.env.bind(sess, hold, self.s.now))
 
@@ -520,7 +520,7 @@ class Engine:
                 continue
             stmt = body[pc]
             if isinstance(stmt, SetAttr):
-                sess.attrs[stmt.name] = self.eval(stmt.value, sess, self.innermost(sess))
+                sess.attrs[stmt.name] = self.value_of(stmt.value, sess, self.innermost(sess))
                 frame[2] = pc + 1
             elif isinstance(stmt, Hold):
                 self.enqueue(sess, stmt, (frame[1], pc))
@@ -537,7 +537,7 @@ class Engine:
                 self.send(sess, stmt)
                 return
             elif isinstance(stmt, Wait):
-                secs = self.eval(stmt.seconds, sess, self.innermost(sess))
+                secs = self.value_of(stmt.seconds, sess, self.innermost(sess))
                 if secs < 0 or math.isnan(secs):
                     raise SpecRuntimeError(f"wait of {fmt(secs)} seconds", stmt.span)
                 sess.state = S_SLEEPING
@@ -545,13 +545,13 @@ class Engine:
                 self.push(self.s.now + secs, P_WAKE, sess.sid, "wake", sess.sid)
                 return
             elif isinstance(stmt, Repeat):
-                n = self.eval(stmt.count, sess, self.innermost(sess))
+                n = self.value_of(stmt.count, sess, self.innermost(sess))
                 frame[2] = pc + 1
                 count = math.floor(n + 1e-9)
                 if count > 0:
                     sess.frames.append([F_REPEAT, t.body_of[id(stmt.body)], 0, count])
             elif isinstance(stmt, If):
-                c = self.eval(stmt.cond, sess, self.innermost(sess))
+                c = self.value_of(stmt.cond, sess, self.innermost(sess))
                 frame[2] = pc + 1
                 chosen = stmt.then if c else stmt.otherwise
                 if chosen:
@@ -635,7 +635,7 @@ class Engine:
     def member_index(self, ref: Ref, count: int, sess: Session | None) -> int:
         if ref.index is None:
             return 0
-        i = self.eval(ref.index, sess, self.innermost(sess) if sess is not None else None)
+        i = self.value_of(ref.index, sess, self.innermost(sess) if sess is not None else None)
         if not float(i).is_integer() or not 0 <= i < count:
             raise SpecRuntimeError(
                 f"{ref.name}[{fmt(i)}]: {ref.name} has members 0..{count - 1}", ref.span
@@ -1009,7 +1009,7 @@ class Engine:
         decl = self.t.stage_index[stmt.link.name]
         count = self.t.stages[decl].ir.count
         lk = self.s.stages[self.stage_base[decl] + self.member_index(stmt.link, count, sess)]
-        work = self.eval(stmt.work, sess, self.innermost(sess))
+        work = self.value_of(stmt.work, sess, self.innermost(sess))
         if work < 0 or math.isnan(work):
             raise SpecRuntimeError(f"send work is {fmt(work)}, which is negative", stmt.span)
         job = Job("send", self.s.stages.index(lk), sess.sid, work)
@@ -1068,18 +1068,18 @@ class Engine:
         entry = p.entries.get(sess.sid)
         e_units = entry.units if entry is not None else 0
         h.computed = e_units
-        size = self.units(self.eval(stmt.units, sess, h), stmt.span, "the hold's units")
+        size = self.units(self.value_of(stmt.units, sess, h), stmt.span, "the hold's units")
         hit = min(e_units, (max(size, h.context) // p.block) * p.block)
         if hit < e_units:
             h.computed = hit
-            size = self.units(self.eval(stmt.units, sess, h), stmt.span, "the hold's units")
+            size = self.units(self.value_of(stmt.units, sess, h), stmt.span, "the hold's units")
         size = max(size, hit)  # a hold holds at least its hit
         need = 0
         if stmt.need is not None:
-            need = self.units(self.eval(stmt.need, sess, h), stmt.need.span, "need")
+            need = self.units(self.value_of(stmt.need, sess, h), stmt.need.span, "need")
         reserve: Number | None = None
         if stmt.reserve is not None:
-            reserve = self.eval(stmt.reserve, sess, h)
+            reserve = self.value_of(stmt.reserve, sess, h)
         h.reserve = reserve
         biggest = max(size, need, reserve if reserve is not None else 0)
         if biggest > p.cap:
@@ -1164,7 +1164,7 @@ class Engine:
                 return 0
             kind = run.kind
             what = "the prefill" if kind == "prefill" else "the decode steps"
-            target = self.units(self.eval(run.amount, sess, h), run.span, what)
+            target = self.units(self.value_of(run.amount, sess, h), run.span, what)
             steps_left = target
         if kind == "prefill":
             want = target - h.computed
@@ -1509,7 +1509,7 @@ class Engine:
         )  # fmt: skip
         if h is None:
             raise SpecRuntimeError(f"grow {stmt.pool}: the session holds no {stmt.pool}", stmt.span)
-        n = self.units(self.eval(stmt.amount, sess, h), stmt.span, "the growth")
+        n = self.units(self.value_of(stmt.amount, sess, h), stmt.span, "the growth")
         r = self.grow_to(sess, h, h.size + n, stmt.span, None)
         if r == "ok":
             if sess.state == S_GROW_WAIT:
@@ -1569,7 +1569,7 @@ class Engine:
         inner = sess.holds[-1]
         st = self.stage_of_run(stmt, sess, self.s.pools[inner.pool])
         h = self.run_hold(sess, st)
-        amount = self.eval(stmt.amount, sess, h)
+        amount = self.value_of(stmt.amount, sess, h)
         what = "the prefill" if stmt.kind == "prefill" else "the decode steps"
         n = self.units(amount, stmt.span, what)
         # What is computed is context (a prefill whose prompt is all hit has nothing to do,

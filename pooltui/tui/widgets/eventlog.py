@@ -16,11 +16,11 @@ from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import reactive
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from pooltui.sim.events import Event
 from pooltui.tui.colors import session_hex
+from pooltui.tui.widgets.lines import TextLines
 
 MOMENT_COLOURS = {
     "admit": "#5fc46a",
@@ -39,7 +39,7 @@ MOMENT_COLOURS = {
 PREFIX = 1 + 7 + 10 + 13 + 11  # marker, index, time, moment, session
 
 
-class EventLog(ScrollView, can_focus=True):
+class EventLog(TextLines, can_focus=True):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up", "select(-1)", "Previous event", show=False, id="log.previous"),
         Binding("down", "select(1)", "Next event", show=False, id="log.next"),
@@ -107,12 +107,6 @@ class EventLog(ScrollView, can_focus=True):
             (f"{who:<10} ", Style(color=session_hex(ev.session_id), bold=True) if who else Style()),
             (ev.why, Style()),
         ]
-
-    def render_line(self, y: int) -> Strip:
-        try:
-            return self._line(y).apply_style(Style(color=self.rich_style.color))
-        except Exception:  # never a traceback from a repaint
-            return Strip.blank(self.size.width)
 
     def _line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset

@@ -6,13 +6,13 @@ from rich.segment import Segment
 from rich.style import Style
 from textual import events
 from textual.geometry import Size
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from pooltui.lang.ir import Span
+from pooltui.tui.widgets.lines import TextLines
 
 
-class SourceView(ScrollView, can_focus=True):
+class SourceView(TextLines, can_focus=True):
     def __init__(self, source: str = "", **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.lines = source.split("\n")
@@ -47,12 +47,6 @@ class SourceView(ScrollView, can_focus=True):
         row = span.line - 1
         if row < top or row >= top + height - 1:
             self.scroll_to(y=max(0, row - height // 3), animate=False)
-
-    def render_line(self, y: int) -> Strip:
-        try:
-            return self._line(y).apply_style(Style(color=self.rich_style.color))
-        except Exception:  # never a traceback from a repaint
-            return Strip.blank(self.size.width)
 
     def _line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
