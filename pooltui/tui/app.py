@@ -35,6 +35,7 @@ from textual.worker import get_current_worker
 from pooltui.sim.snapshot import Snapshot
 from pooltui.tui.breakpoints import BreakpointSet, Names, parse_breakpoint
 from pooltui.tui.driver import LONG, Command, Controller, Frame, SimLike, WatchValue
+from pooltui.tui.prose import reflow
 from pooltui.tui.screens import (
     BreakpointsScreen,
     CompileErrorScreen,
@@ -191,7 +192,7 @@ class DebuggerScreen(Screen[None]):
             with TabbedContent(id="side", classes="panel", initial="notes"):
                 with TabPane("Notes", id="notes"):
                     yield Static(
-                        self.header_comment or "(the spec opens with no comment)",
+                        reflow(self.header_comment) or "(the spec opens with no comment)",
                         id="notes-body",
                         markup=False,
                     )
@@ -592,7 +593,8 @@ class PoolApp(App[int]):
         text.append(f"{screen.spec_name}   ", Style(bold=True))
         if snap is not None:
             text.append(f"t={fmt(snap.time)}s · ")
-            text.append(f"event #{snap.event_index} of {snap.events_total} · ")
+            where = "start" if snap.event_index < 0 else f"event #{snap.event_index}"
+            text.append(f"{where} of {snap.events_total} · ")
         if self.running:
             text.append("▶ running", Style(bold=True, color="#5fc46a"))
         else:

@@ -263,7 +263,7 @@ class Controller:
         recorded = len(sim.events)
         if target < recorded:
             sim.goto(target)
-            self._goal(cmd, post, f"went to event #{target}")
+            self._goal(cmd, post, "at the start" if target < 0 else f"went to event #{target}")
             return
         # Past the recorded log: step there ourselves so a pause can interrupt.
         if sim.cursor < recorded - 1:
