@@ -15,7 +15,7 @@ from array import array
 from collections.abc import Callable
 from typing import Any
 
-from pooltui.lang.errors import Diagnostic, SpecRuntimeError
+from pooltui.lang.errors import SpecRuntimeError
 from pooltui.lang.exprs import normal
 from pooltui.lang.ir import (
     Expr,
@@ -110,9 +110,7 @@ class Schedule:
                 session = Session(-1, sd.order, i, "", stream_key(seed, sd.ir.name, i))
                 if rows is not None:
                     session.attrs = dict(zip(sd.columns, rows[i], strict=False))
-                env.bind(session, None, 0.0)
-                value = sd.arrive(env)
-                env.release()
+                value = sd.arrive(env.bind(session, None, 0.0))
                 span = sd.ir.arrive.span
                 if not isinstance(value, int | float) or math.isnan(value) or value < 0:
                     what = "gap" if sd.every else "arrival time"
@@ -185,9 +183,6 @@ class Env:
         else:
             self.hold_pool = -1
         return self
-
-    def release(self) -> None:
-        self.session = None
 
     def query(self, name: str, kind: str, target: str, index: int | None) -> Number:
         assert self.eng is not None
@@ -735,10 +730,7 @@ class Engine:
         if pd.evict_keys is None:
             return (e.last, e.order)
         env = self.entry_env(p, e, e.units)
-        try:
-            return tuple(f(env) for f in pd.evict_keys)
-        finally:
-            env.release()
+        return tuple(f(env) for f in pd.evict_keys)
 
     def entry_env(self, p: PoolState, e: Entry, size: int) -> Env:
         sess = self.s.live.get(e.sid)
@@ -895,12 +887,9 @@ class Engine:
         spill = pd.ir.spill
         assert spill is not None
         env = self.entry_env(p, e, units)
-        try:
-            if not pd.spill_when(env):
-                return
-            work = pd.spill_work(env)
-        finally:
-            env.release()
+        if not pd.spill_when(env):
+            return
+        work = pd.spill_work(env)
         if work < 0:
             raise SpecRuntimeError(f"spill work is {fmt(work)}, which is negative", spill.span)
         tier = pd.spill_tier[p.member]
@@ -1125,10 +1114,7 @@ class Engine:
         env.session = None  # queue keys may not draw
         env.waited = self.s.now - h.enq_time
         env.waiting = len(p.queue)
-        try:
-            return tuple(f(env) for f in pd.queue_keys)
-        finally:
-            env.release()
+        return tuple(f(env) for f in pd.queue_keys)
 
     def admit_loop(self, p: PoolState, st: StageState | None) -> bool:
         """Admit from p's queue head of line until the selected hold does not fit."""
@@ -1624,13 +1610,6 @@ class Engine:
         assert sess.run is not None
         return sess.run.h.admit_order
 
-    @staticmethod
-    def hold_by_key(sess: Session, key: int) -> HoldState:
-        for h in sess.holds:
-            if h.key == key:
-                return h
-        raise KeyError(key)  # pragma: no cover
-
     def plan_tokens(self, st: StageState, run: RunState, h: HoldState) -> tuple[int, bool, str]:
         """(tokens, whole step, phase) the run would take now."""
         left = st.budget_left
@@ -2059,7 +2038,3 @@ class Engine:
                 f"arrived {s.counters['arrived']} ≠ live {len(s.live)} + ended {s.counters['ended']}",
             )
         return None
-
-
-def diagnostic_of(exc: SpecRuntimeError) -> Diagnostic:
-    return exc.diagnostic()
