@@ -3,6 +3,12 @@
     python -m benchmarks azure                 # everything below, on specs/azure_conv.pool
     python -m benchmarks azure --quick         # 10 % of the trace only
     python -m benchmarks azure --spec specs/azure_code.pool
+    python -m benchmarks azure --no-compiled   # the importable build only
+
+Everything is measured twice: on the build that is installed (pure Python after a plain
+`pip install -e .`), then on the compiled build (the same source compiled with mypyc, see
+pooltui/sim/compiled.py), which the harness builds once into build/compiled/ (about 40 s;
+rebuilt when a compiled module changes) and runs in a subprocess.
 
 Prints, for the fast mode (steady decoders counted arithmetically, invariants off):
 requests/s, events/s, iterations/s at 10 %, 50 % and 100 % of the trace (time should grow
@@ -15,7 +21,11 @@ this process (the best of --repeat runs), so a busy machine disturbs them less.
 from __future__ import annotations
 
 import argparse
+import hashlib
+import os
 import re
+import subprocess
+import sys
 import time
 import tracemalloc
 from pathlib import Path
@@ -23,6 +33,7 @@ from pathlib import Path
 from pooltui.lang import compile_source
 from pooltui.lang.ir import Program
 from pooltui.sim import Simulation
+from pooltui.sim.compiled import MODULES, build_copy, build_label, is_compiled
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -88,16 +99,52 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--quick", action="store_true", help="10 %% of the trace only")
     ap.add_argument("--no-slow", action="store_true", help="skip the per-event mode")
+    ap.add_argument("--no-compiled", action="store_true", help="measure the importable build only")
     args = ap.parse_args(argv)
+    measure(args)
+    if not args.no_compiled and not is_compiled():
+        print()
+        run_compiled(argv)
+    return 0
+
+
+def compiled_dir() -> Path:
+    """build/compiled/, (re)built when a compiled module or mypy changed."""
+    import mypy.version
+
+    h = hashlib.sha256(mypy.version.__version__.encode())
+    for m in MODULES:
+        h.update((ROOT / m).read_bytes())
+    dest = ROOT / "build" / "compiled"
+    stamp = dest / "STAMP"
+    if stamp.exists() and stamp.read_text() == h.hexdigest():
+        return dest
+    print("building the compiled build (mypyc) into build/compiled/ ...", flush=True)
+    t = time.perf_counter()
+    build_copy(ROOT, dest)
+    stamp.write_text(h.hexdigest())
+    print(f"built in {time.perf_counter() - t:.0f} s", flush=True)
+    return dest
+
+
+def run_compiled(argv: list[str]) -> None:
+    dest = compiled_dir()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(dest), str(ROOT)])}
+    # -P: the checkout's own (pure) pooltui must not come before the compiled copy.
+    cmd = [sys.executable, "-P", "-m", "benchmarks", "azure", *argv, "--no-compiled"]
+    subprocess.run(cmd, env=env, check=True)
+
+
+def measure(args: argparse.Namespace) -> None:
     spec = Path(args.spec)
     fractions = [0.1] if args.quick else [0.1, 0.5, 1.0]
-    print(f"spec: {spec}")
+    print(f"== {build_label()} ==  spec: {spec}", flush=True)
     results = {}
     for f in fractions:
         program, n = program_at(spec, f)
         secs, sim = timed(program, fast=True, invariants=False, repeat=args.repeat)
         results[f] = (n, secs)
-        print(row(f"fast, {f:.0%}", n, secs, sim))
+        print(row(f"fast, {f:.0%}", n, secs, sim), flush=True)
         s = sim.summary()
         print(
             f"{'':26} simulated {s.time:,.0f}s: {s.preemptions:,} preemptions, "
@@ -115,5 +162,4 @@ def main(argv: list[str]) -> int:
         print(row("per-event mode", n, secs_slow, sim))
     for f in fractions:
         program, n = program_at(spec, f)
-        print(f"peak memory, {f:.0%} ({n:,} req): {peak_memory(program)}")
-    return 0
+        print(f"peak memory, {f:.0%} ({n:,} req): {peak_memory(program)}", flush=True)

@@ -14,6 +14,9 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 INF = math.inf
+# A whole number stays an int (it prints as one); `float` alone would let the compiled build
+# (mypyc) store it as a double.
+Number = int | float
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,13 +154,13 @@ class CStage:
     count: int = 1  # family size; 1 for a plain stage
     family: bool = False  # declared with [N]
     # step options
-    budget: float = INF
-    seats: float = INF
+    budget: Number = INF
+    seats: Number = INF
     time: Expr | None = None  # None: 1 second per iteration
     prefill: Literal["chunked", "whole"] = "chunked"
     exclusive_prefill: bool = False
     # link options
-    rate: float = 1.0
+    rate: Number = 1.0
     lanes: int = 1
     span: Span = NO_SPAN
 
@@ -201,7 +204,7 @@ class CPool:
     """A pool, field for field as the Pool reference names it, plus its family size."""
 
     name: str
-    cap: float = INF  # units; an int when finite
+    cap: Number = INF  # units; an int when finite
     block: int | None = None  # None: unit granularity
     evict: EvictLru | EvictBy = field(default_factory=EvictLru)
     preempt: Literal["none", "lifo"] = "none"

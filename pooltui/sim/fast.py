@@ -19,14 +19,15 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
-from typing import Any
 
 from pooltui.lang.ir import Expr, Hold, Var
-from pooltui.sim.engine import Engine
+from pooltui.sim.engine import Engine, Schedule, Stats
+from pooltui.sim.events import Event
 from pooltui.sim.snapshot import Violation
-from pooltui.sim.state import S_RESIDENT, PoolState, Session, StageState
+from pooltui.sim.state import S_RESIDENT, PoolState, Session, StageState, State
 from pooltui.sim.state import Hold as HoldState
 from pooltui.sim.state import Run as RunState
+from pooltui.sim.tables import Tables
 
 QUIET = frozenset({"iteration", "iteration-end", "grow"})
 DONE, EXIT = 0, 1  # at one step count a run that finishes is done, not over its reserve
@@ -49,8 +50,28 @@ def _reads(expr: object, names: set[str]) -> bool:
 
 
 class FastEngine(Engine):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    # The engine's signature spelled out: mypyc (the compiled build) cannot forward *args
+    # to a compiled base class's constructor.
+    def __init__(
+        self,
+        tables: Tables,
+        schedule: Schedule,
+        state: State,
+        *,
+        invariants: bool = True,
+        stats: Stats | None = None,
+        events: list[Event] | None = None,
+        record: bool = True,
+    ) -> None:
+        super().__init__(
+            tables,
+            schedule,
+            state,
+            invariants=invariants,
+            stats=stats,
+            events=events,
+            record=record,
+        )
         tables = self.t
         self.quiet = QUIET
         self.check_per_action = True

@@ -2,6 +2,11 @@
 
 Everything here pickles, which is how checkpoints are taken and restored. No closures, no
 IR: statements are referred to by (body id, position), pools and stages by index.
+
+Each class is marked `serializable` for the compiled build (mypyc, `POOLTUI_COMPILE=1`):
+a compiled class pickles only with that mark (and, in mypyc as it is, with interpreted
+subclasses allowed; without it the attributes come back unset). In the pure-Python build
+the mark does nothing.
 """
 
 from __future__ import annotations
@@ -9,6 +14,8 @@ from __future__ import annotations
 import math
 from collections import OrderedDict
 from typing import Any
+
+from mypy_extensions import mypyc_attr
 
 Number = int | float
 
@@ -29,6 +36,7 @@ F_REPEAT = 2
 F_HOLD = 3
 
 
+@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
 class Hold:
     __slots__ = (
         "admit_order",
@@ -68,6 +76,7 @@ class Hold:
         self.queued = False
 
 
+@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
 class Entry:
     """A cache entry: a session's released prefix in one pool member."""
 
@@ -85,6 +94,7 @@ class Entry:
         self.spilled = False
 
 
+@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
 class Run:
     """A session's current `run` statement on a step stage."""
 
@@ -120,6 +130,7 @@ class Run:
         self.s0 = 0
 
 
+@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
 class Session:
     __slots__ = (
         "admits",
@@ -159,6 +170,7 @@ class Session:
         self.admits: list[tuple[float, float]] = []  # (enqueued, admitted) per admission
 
 
+@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
 class PoolState:
     __slots__ = (
         "allocated",
@@ -204,6 +216,7 @@ class PoolState:
         return len(self.free) if self.nblocks is not None else math.inf
 
 
+@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
 class StageState:
     __slots__ = (
         "buckets",
@@ -269,6 +282,7 @@ class StageState:
         self.waiting_jobs: list[Job] = []
 
 
+@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
 class Job:
     __slots__ = ("attrs", "end", "kind", "link", "sid", "source", "start", "tier", "units", "work")
 
@@ -285,6 +299,7 @@ class Job:
         self.attrs: dict[str, Number] = {}
 
 
+@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
 class State:
     __slots__ = (
         "arrive_next",

@@ -1,0 +1,81 @@
+"""The compiled build: the simulator's hot modules compiled with mypyc.
+
+The same source, type-checked strictly, compiled to C by mypyc (as mypy and black ship
+themselves); nothing is written in C by hand and the pure-Python modules stay the
+reference. It is opt-in at install time:
+
+    POOLTUI_COMPILE=1 pip install .
+
+`MODULES` is the one list of what gets compiled: the install (setup.py, which reads this
+file without importing pooltui; `_build/backend.py` adds mypy to the build requirements),
+the benchmark harness and the test that holds the compiled build to the pure one's event
+logs all use it. This module itself imports only the standard library, for that reason.
+
+An editable install (`pip install -e .`) compiles in place: the .so files then shadow the
+.py files next to them, so recompile after editing, or reinstall without POOLTUI_COMPILE
+and delete them.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+# Relative to the repository root (mypyc names the compiled modules by these paths).
+# tables the engine reads, the engine, the fast mode and the expression closures.
+MODULES = (
+    "pooltui/sim/state.py",
+    "pooltui/sim/tables.py",
+    "pooltui/sim/engine.py",
+    "pooltui/sim/fast.py",
+    "pooltui/lang/exprs.py",
+)
+
+ENV_VAR = "POOLTUI_COMPILE"
+
+
+def wanted() -> bool:
+    """Whether this install was asked to compile (POOLTUI_COMPILE=1)."""
+    return os.environ.get(ENV_VAR, "").strip() in {"1", "true", "yes"}
+
+
+def is_compiled() -> bool:
+    """Whether the engine running here is the compiled one."""
+    from pooltui.sim import engine
+
+    return not (engine.__file__ or "").endswith(".py")
+
+
+def build_label() -> str:
+    return "compiled (mypyc)" if is_compiled() else "pure Python"
+
+
+def build_copy(root: Path, dest: Path, *, quiet: bool = True) -> Path:
+    """Copy the package from `root` (a checkout) into `dest` and compile MODULES there with
+    mypyc. Returns the directory to put first on PYTHONPATH. Needs mypy (the test extra)
+    and a C compiler; raises RuntimeError with mypyc's output when the build fails."""
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    shutil.copytree(
+        root / "pooltui",
+        dest / "pooltui",
+        ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.pyd"),
+    )
+    shutil.copy(root / "pyproject.toml", dest / "pyproject.toml")  # mypy's settings
+    proc = subprocess.run(
+        [sys.executable, "-m", "mypyc", *MODULES],
+        cwd=dest,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "MYPY_CACHE_DIR": str(dest / ".mypy_cache")},
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(f"mypyc failed:\n{proc.stdout}\n{proc.stderr}")
+    if not quiet:
+        print(proc.stdout)
+    return dest

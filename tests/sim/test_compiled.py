@@ -1,0 +1,107 @@
+"""The compiled build (mypyc, pooltui/sim/compiled.py) against the pure-Python one.
+
+The compiled build is the same source, so it must give the same bytes: for every bundled
+spec, in the per-event mode and the fast mode, the same trace (every event as JSON) and
+the same summary; the same snapshot after going back in history (checkpoints are pickles
+of compiled state classes); the same located runtime errors and deadlock. The build takes about 40 s of
+the suite; it is done once.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pooltui.sim.compiled import build_copy
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Run in a fresh interpreter on one build: every bundled spec's trace and summary, both
+# modes (the first 20,000 events of each), then a history round trip. Prints one report.
+SCRIPT = r"""
+import hashlib, io, sys, contextlib
+from pathlib import Path
+from pooltui.cli.main import main
+from pooltui.lang import compile_file
+from pooltui.sim import Simulation
+from pooltui.sim.compiled import is_compiled
+
+root = Path(sys.argv[1]); out = Path(sys.argv[2])
+lines = [f"compiled={is_compiled()}"]
+specs = sorted(root.glob("specs/*.pool")) + sorted(root.glob("specs/halts/*.pool"))
+specs += sorted(Path(sys.argv[3]).glob("*.pool"))
+for spec in specs:
+    for mode in ([], ["--fast"]):
+        trace = out / "trace.jsonl"
+        buf, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(err):
+            code = main(["run", str(spec), "--events", "20000", "-q", "--trace", str(trace), *mode])
+        summary = [l for l in buf.getvalue().splitlines() if " wall" not in l]
+        digest = hashlib.sha256(trace.read_bytes()).hexdigest()
+        lines.append(f"{spec.name} {mode} exit={code} trace={digest}")
+        lines.extend(summary)
+        lines.extend(err.getvalue().splitlines())
+sim = Simulation(compile_file(str(root / "specs" / "vllm_v1.pool")))
+sim.run(events=1500)
+sim.goto(700)
+at_700 = repr(sim.snapshot())
+sim.back()
+sim.goto(1400)
+lines.append("history " + hashlib.sha256((at_700 + repr(sim.snapshot())).encode()).hexdigest())
+(out / "report.txt").write_text("\n".join(lines) + "\n")
+"""
+
+
+def _report(pythonpath: str | None, tmp: Path) -> list[str]:
+    tmp.mkdir(parents=True, exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    if pythonpath is not None:
+        env["PYTHONPATH"] = pythonpath
+    # -P: not the working directory's pooltui, only the one asked for.
+    subprocess.run(
+        [sys.executable, "-P", "-c", SCRIPT, str(ROOT), str(tmp), str(tmp.parent / "extra")],
+        env=env,
+        check=True,
+        timeout=600,
+    )
+    return (tmp / "report.txt").read_text().splitlines()
+
+
+@pytest.fixture(scope="module")
+def compiled_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_copy(ROOT, tmp_path_factory.mktemp("compiled") / "build")
+
+
+# Two runtime errors (a division by zero, a negative hold) and a deadlock: the compiled
+# build must stop at the same event with the same located message.
+EXTRA = {
+    "div.pool": "stage gpu step { time 1; }\npool kv { cap 16; admit via gpu; }\n"
+    "session s { x = 0; hold kv (4 / x) { run gpu prefill (4); } }\n",
+    "negative.pool": "stage gpu step { time 1; }\npool kv { cap 16; admit via gpu; }\n"
+    "session s[2] { hold kv (2 - 3 * serial) { run gpu prefill (1); } }\n",
+    "deadlock.pool": "stage gpu step { time 1; }\n"
+    "pool kv { cap 8; block 4; preempt none; admit via gpu; }\n"
+    "session s[2] { hold kv (4) { run gpu prefill (4); grow kv (4); grow kv (4); } }\n",
+}
+
+
+def test_compiled_build_gives_the_same_bytes(compiled_dir: Path, tmp_path: Path) -> None:
+    (tmp_path / "extra").mkdir()
+    for name, text in EXTRA.items():
+        (tmp_path / "extra" / name).write_text(text)
+    pure = _report(None, tmp_path / "pure")
+    compiled = _report(str(compiled_dir), tmp_path / "compiled")
+    assert pure[0] == "compiled=False"
+    assert compiled[0] == "compiled=True"
+    # Every spec ran in both modes (13 bundled, 3 here); the halting ones exit 1.
+    runs = [line for line in pure if " exit=" in line]
+    assert len(runs) == 2 * 16
+    for name in ("check_fails.pool", "div.pool", "negative.pool", "deadlock.pool"):
+        assert sum(line.startswith(name) and "exit=1" in line for line in runs) == 2, name
+    for words in ("division by zero", "negative", "deadlock"):
+        assert any(words in line for line in pure), words
+    assert pure[1:] == compiled[1:]
