@@ -127,3 +127,14 @@ def test_spec_errors_exit_1_without_traceback(
     assert "error:" in err and "Traceback" not in err
     assert main(["run", str(tmp_path / "missing.pool")]) == 1
     assert "cannot read" in capsys.readouterr().err
+
+
+def test_version_says_which_build(capsys: pytest.CaptureFixture[str]) -> None:
+    from pooltui.sim import engine
+
+    assert main(["--version"]) == 0
+    out = capsys.readouterr().out.strip()
+    assert out.startswith("pooltui ")
+    # A plain install runs engine.py; POOLTUI_COMPILE=1 puts a compiled module in its place.
+    compiled = not engine.__file__.endswith(".py")
+    assert out.endswith(", compiled (mypyc)" if compiled else ", pure Python")

@@ -22,6 +22,7 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="pooltui", description="Visualize and step-debug LLM-serving pools.")
+    parser.add_argument("--version", action="store_true", help="print the version and build")
     sub = parser.add_subparsers(dest="command", metavar="{check,run,render,ir}")
 
     p = sub.add_parser("check", help="compile a spec and print a one-line summary")
@@ -60,12 +61,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def version() -> str:
+    """`pooltui 0.1.0, pure Python`, or `..., compiled (mypyc)` (POOLTUI_COMPILE=1)."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
+
+    from pooltui.sim.compiled import build_label
+
+    try:
+        v = dist_version("pooltui")
+    except PackageNotFoundError:  # run from a copy that is not installed
+        v = "(not installed)"
+    return f"pooltui {v}, {build_label()}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and args_list[0] not in SUBCOMMANDS and not args_list[0].startswith("-"):
         args_list.insert(0, "tui")
     parser = build_parser()
     args = parser.parse_args(args_list)
+    if args.version:
+        print(version())
+        return 0
     if args.command is None:
         parser.print_help()
         return 2

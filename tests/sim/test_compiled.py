@@ -25,13 +25,13 @@ ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = r"""
 import hashlib, io, sys, contextlib
 from pathlib import Path
-from pooltui.cli.main import main
+from pooltui.cli.main import main, version
 from pooltui.lang import compile_file
 from pooltui.sim import Simulation
 from pooltui.sim.compiled import is_compiled
 
 root = Path(sys.argv[1]); out = Path(sys.argv[2])
-lines = [f"compiled={is_compiled()}"]
+lines = [f"compiled={is_compiled()}; {version()}"]
 specs = sorted(root.glob("specs/*.pool")) + sorted(root.glob("specs/halts/*.pool"))
 specs += sorted(Path(sys.argv[3]).glob("*.pool"))
 for spec in specs:
@@ -95,8 +95,9 @@ def test_compiled_build_gives_the_same_bytes(compiled_dir: Path, tmp_path: Path)
         (tmp_path / "extra" / name).write_text(text)
     pure = _report(None, tmp_path / "pure")
     compiled = _report(str(compiled_dir), tmp_path / "compiled")
-    assert pure[0] == "compiled=False"
-    assert compiled[0] == "compiled=True"
+    assert pure[0].startswith("compiled=False; pooltui ") and pure[0].endswith(", pure Python")
+    assert compiled[0].startswith("compiled=True; pooltui ")
+    assert compiled[0].endswith(", compiled (mypyc)")
     # Every spec ran in both modes (13 bundled, 3 here); the halting ones exit 1.
     runs = [line for line in pure if " exit=" in line]
     assert len(runs) == 2 * 16
