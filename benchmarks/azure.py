@@ -8,7 +8,7 @@
 Everything is measured twice: on the build that is installed (pure Python after a plain
 `pip install -e .`), then on the compiled build (the same source compiled with mypyc, see
 pooltui/sim/compiled.py), which the harness builds once into build/compiled/ (about 40 s;
-rebuilt when a compiled module changes) and runs in a subprocess.
+rebuilt when the package changes) and runs in a subprocess.
 
 Prints, for the fast mode (steady decoders counted arithmetically, invariants off):
 requests/s, events/s, iterations/s at 10 %, 50 % and 100 % of the trace (time should grow
@@ -33,7 +33,7 @@ from pathlib import Path
 from pooltui.lang import compile_source
 from pooltui.lang.ir import Program
 from pooltui.sim import Simulation
-from pooltui.sim.compiled import MODULES, build_copy, build_label, is_compiled
+from pooltui.sim.compiled import build_copy, build_label, is_compiled
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -109,7 +109,7 @@ def main(argv: list[str]) -> int:
 
 
 def compiled_dir() -> Path | None:
-    """build/compiled/, (re)built when a compiled module or mypy changed; None (said why)
+    """build/compiled/, (re)built when the package or mypy changed; None (said why)
     when it cannot be built here."""
     try:
         import mypy.version
@@ -118,8 +118,11 @@ def compiled_dir() -> Path | None:
         return None
 
     h = hashlib.sha256(mypy.version.__version__.encode())
-    for m in MODULES:
-        h.update((ROOT / m).read_bytes())
+    # The copy holds the whole package, so any change to it means a new build.
+    for f in sorted((ROOT / "pooltui").rglob("*")):
+        if f.is_file() and f.suffix in {".py", ".lark", ".tcss"}:
+            h.update(str(f.relative_to(ROOT)).encode())
+            h.update(f.read_bytes())
     dest = ROOT / "build" / "compiled"
     stamp = dest / "STAMP"
     if stamp.exists() and stamp.read_text() == h.hexdigest():

@@ -3,7 +3,8 @@
 The compiled build is the same source, so it must give the same bytes: for every bundled
 spec, in the per-event mode and the fast mode, the same trace (every event as JSON) and
 the same summary; the same snapshot after going back in history (checkpoints are pickles
-of compiled state classes); the same located runtime errors and deadlock. The build takes about 40 s of
+of compiled state classes); the same located runtime errors and deadlock; and the same
+for 30 random specs from the invariant tests' grammar. The build takes about 40 s of
 the suite; it is done once.
 """
 
@@ -15,8 +16,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import Phase, given, settings
 
 from pooltui.sim.compiled import build_copy
+from tests.sim.test_invariants import random_specs
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -89,18 +92,33 @@ EXTRA = {
 }
 
 
+def random_texts(n: int) -> list[str]:
+    """n random specs (tests/sim/test_invariants.py's grammar), the same n every run."""
+    texts: list[str] = []
+
+    @settings(max_examples=n, derandomize=True, database=None, phases=[Phase.generate])
+    @given(random_specs())
+    def collect(text: str) -> None:
+        texts.append(text)
+
+    collect()
+    return texts
+
+
 def test_compiled_build_gives_the_same_bytes(compiled_dir: Path, tmp_path: Path) -> None:
     (tmp_path / "extra").mkdir()
-    for name, text in EXTRA.items():
+    specs = dict(EXTRA)
+    specs.update({f"random_{i:02}.pool": t for i, t in enumerate(random_texts(30))})
+    for name, text in specs.items():
         (tmp_path / "extra" / name).write_text(text)
     pure = _report(None, tmp_path / "pure")
     compiled = _report(str(compiled_dir), tmp_path / "compiled")
     assert pure[0].startswith("compiled=False; pooltui ") and pure[0].endswith(", pure Python")
     assert compiled[0].startswith("compiled=True; pooltui ")
     assert compiled[0].endswith(", compiled (mypyc)")
-    # Every spec ran in both modes (13 bundled, 3 here); the halting ones exit 1.
+    # Every spec ran in both modes (13 bundled, 3 here, 30 random); the halting ones exit 1.
     runs = [line for line in pure if " exit=" in line]
-    assert len(runs) == 2 * 16
+    assert len(runs) == 2 * (13 + len(specs))
     for name in ("check_fails.pool", "div.pool", "negative.pool", "deadlock.pool"):
         assert sum(line.startswith(name) and "exit=1" in line for line in runs) == 2, name
     for words in ("division by zero", "negative", "deadlock"):
