@@ -18,6 +18,7 @@ import asyncio
 import random
 import statistics
 import time
+from pathlib import Path
 from typing import Any
 
 
@@ -161,7 +162,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--blocks", type=int, default=65536)
     parser.add_argument("--size", default="160x48")
     parser.add_argument("--events", type=int, default=1_000_000)
-    parser.add_argument("--spec", default="specs/azure_conv.pool")
+    parser.add_argument(
+        "--spec", default=str(Path(__file__).resolve().parent.parent / "specs" / "azure_conv.pool")
+    )
     parser.add_argument("--skip-sim", action="store_true", help="only the block map")
     args = parser.parse_args(argv)
     width, height = (int(x) for x in args.size.split("x"))
