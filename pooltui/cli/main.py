@@ -66,7 +66,7 @@ def version() -> str:
     from importlib.metadata import PackageNotFoundError
     from importlib.metadata import version as dist_version
 
-    from pooltui.sim.compiled import build_label
+    from pooltui.sim import build_label
 
     try:
         v = dist_version("pooltui")

@@ -11,11 +11,13 @@ Public API (the debugger, the command line and the tests use only these):
     sim.snapshot() -> Snapshot            # immutable; safe to hand to another thread
     sim.evaluate(expr) -> number          # a breakpoint condition / watch at the current state
     sim.events, sim.cursor, sim.time, sim.finished, sim.halted, sim.violation
+    build_label() -> str                  # "pure Python" or "compiled (mypyc)"
 
 State is plain data (no generators or threads inside), so it can be checkpointed and
 replayed; `Simulation` is not thread-safe: one thread drives it at a time.
 """
 
+from pooltui.sim.compiled import build_label
 from pooltui.sim.events import HALTING, MOMENTS, Event
 from pooltui.sim.simulation import Simulation
 from pooltui.sim.snapshot import (
@@ -56,4 +58,5 @@ __all__ = [
     "Snapshot",
     "StageView",
     "Violation",
+    "build_label",
 ]
