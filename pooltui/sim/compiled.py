@@ -49,23 +49,51 @@ def is_compiled() -> bool:
     return not (engine.__file__ or "").endswith(".py")
 
 
+def stale() -> list[str]:
+    """Compiled modules whose .py file changed after they were compiled (an editable
+    install compiled in place, then edited): the old code still runs."""
+    import importlib
+
+    out = []
+    for m in MODULES:
+        mod = importlib.import_module(m[: -len(".py")].replace("/", "."))
+        so = Path(mod.__file__ or "")
+        py = so.parent / Path(m).name
+        # A margin: an install writes the two files microseconds apart, in either order.
+        if so.suffix != ".py" and py.exists() and py.stat().st_mtime > so.stat().st_mtime + 2:
+            out.append(m)
+    return out
+
+
 def build_label() -> str:
-    return "compiled (mypyc)" if is_compiled() else "pure Python"
+    if not is_compiled():
+        return "pure Python"
+    old = stale()
+    if old:
+        return f"compiled (mypyc), STALE: {', '.join(old)} changed since; reinstall"
+    return "compiled (mypyc)"
 
 
-def build_copy(root: Path, dest: Path, *, quiet: bool = True) -> Path:
-    """Copy the package from `root` (a checkout) into `dest` and compile MODULES there with
-    mypyc. Returns the directory to put first on PYTHONPATH. Needs mypy (the test extra)
-    and a C compiler; raises RuntimeError with mypyc's output when the build fails."""
+def copy_package(root: Path, dest: Path) -> Path:
+    """The package from `root` (a checkout) copied into a new `dest`, without compiled
+    files: a pure-Python build, whatever is installed. Returns `dest`."""
     if dest.exists():
         shutil.rmtree(dest)
     dest.mkdir(parents=True)
     shutil.copytree(
         root / "pooltui",
         dest / "pooltui",
-        ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.pyd"),
+        ignore=shutil.ignore_patterns("__pycache__", "*.so", "*.pyd", "*.c"),
     )
     shutil.copy(root / "pyproject.toml", dest / "pyproject.toml")  # mypy's settings
+    return dest
+
+
+def build_copy(root: Path, dest: Path, *, quiet: bool = True) -> Path:
+    """`copy_package`, then MODULES compiled there with mypyc. Returns the directory to
+    put first on PYTHONPATH. Needs mypy (the test extra) and a C compiler; raises
+    RuntimeError with mypyc's output when the build fails."""
+    copy_package(root, dest)
     proc = subprocess.run(
         [sys.executable, "-m", "mypyc", *MODULES],
         cwd=dest,
