@@ -250,6 +250,12 @@ class Engine:
         for sd in tables.stages:
             self.stage_base.append(n)
             n += sd.ir.count
+        self.configure()
+
+    def configure(self) -> None:
+        """Settings a mode derives from the tables (the fast mode's; none here). A hook,
+        not a constructor override: the compiled build (mypyc) cannot forward a
+        constructor's arguments to a compiled base class."""
 
     # ------------------------------------------------------------------ set-up
     @staticmethod

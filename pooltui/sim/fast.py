@@ -21,13 +21,11 @@ import heapq
 import math
 
 from pooltui.lang.ir import Expr, Hold, Var
-from pooltui.sim.engine import Engine, Schedule, Stats
-from pooltui.sim.events import Event
+from pooltui.sim.engine import Engine
 from pooltui.sim.snapshot import Violation
-from pooltui.sim.state import S_RESIDENT, PoolState, Session, StageState, State
+from pooltui.sim.state import S_RESIDENT, PoolState, Session, StageState
 from pooltui.sim.state import Hold as HoldState
 from pooltui.sim.state import Run as RunState
-from pooltui.sim.tables import Tables
 
 QUIET = frozenset({"iteration", "iteration-end", "grow"})
 DONE, EXIT = 0, 1  # at one step count a run that finishes is done, not over its reserve
@@ -50,28 +48,8 @@ def _reads(expr: object, names: set[str]) -> bool:
 
 
 class FastEngine(Engine):
-    # The engine's signature spelled out: mypyc (the compiled build) cannot forward *args
-    # to a compiled base class's constructor.
-    def __init__(
-        self,
-        tables: Tables,
-        schedule: Schedule,
-        state: State,
-        *,
-        invariants: bool = True,
-        stats: Stats | None = None,
-        events: list[Event] | None = None,
-        record: bool = True,
-    ) -> None:
-        super().__init__(
-            tables,
-            schedule,
-            state,
-            invariants=invariants,
-            stats=stats,
-            events=events,
-            record=record,
-        )
+    def configure(self) -> None:
+        """The fast mode's settings, from the tables (called by the engine's constructor)."""
         tables = self.t
         self.quiet = QUIET
         self.check_per_action = True
