@@ -13,6 +13,7 @@ _MYPYC = ["mypy>=1.10"]
 
 
 def _compiling() -> bool:
+    # pooltui.sim.compiled.wanted(), which cannot be imported here (nothing is installed).
     return os.environ.get("POOLTUI_COMPILE", "").strip() in {"1", "true", "yes"}
 
 

@@ -13,7 +13,7 @@ logs all use it. This module itself imports only the standard library, for that 
 
 An editable install (`pip install -e .`) compiles in place: the .so files then shadow the
 .py files next to them, so recompile after editing, or reinstall without POOLTUI_COMPILE
-and delete them.
+and delete them (`build_label`, which `pooltui --version` prints, says STALE meanwhile).
 """
 
 from __future__ import annotations
@@ -24,8 +24,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-# Relative to the repository root (mypyc names the compiled modules by these paths).
-# tables the engine reads, the engine, the fast mode and the expression closures.
+# The hot path: state (plain data), the tables the engine reads, the engine, the fast mode
+# and the expression closures. Paths from the repository root: mypyc names the compiled
+# modules by them.
 MODULES = (
     "pooltui/sim/state.py",
     "pooltui/sim/tables.py",
@@ -89,7 +90,7 @@ def copy_package(root: Path, dest: Path) -> Path:
     return dest
 
 
-def build_copy(root: Path, dest: Path, *, quiet: bool = True) -> Path:
+def build_copy(root: Path, dest: Path) -> Path:
     """`copy_package`, then MODULES compiled there with mypyc. Returns the directory to
     put first on PYTHONPATH. Needs mypy (the test extra) and a C compiler; raises
     RuntimeError with mypyc's output when the build fails."""
@@ -104,6 +105,4 @@ def build_copy(root: Path, dest: Path, *, quiet: bool = True) -> Path:
     )
     if proc.returncode != 0:
         raise RuntimeError(f"mypyc failed:\n{proc.stdout}\n{proc.stderr}")
-    if not quiet:
-        print(proc.stdout)
     return dest
