@@ -126,6 +126,13 @@ def time_matches(bp: Breakpoint, prev_time: float, event: Event) -> bool:
     return prev_time < bp.time <= event.time or (prev_time == event.time == bp.time == 0)
 
 
+def event_matches(bp: Breakpoint, prev_time: float, event: Event) -> bool:
+    """A moment or time breakpoint against one event (the same forwards and backwards)."""
+    if bp.kind == "moment":
+        return moment_matches(bp, event)
+    return time_matches(bp, prev_time, event)
+
+
 def truthy(value: float) -> bool:
     return bool(value) and not (isinstance(value, float) and math.isnan(value))
 
@@ -182,11 +189,8 @@ class BreakpointSet:
         that stops here, if any. Counts hits, honours ignore counts and one-shots."""
         matched: list[Breakpoint] = []
         for bp in self.active():
-            if bp.kind == "moment":
-                if moment_matches(bp, event):
-                    matched.append(bp)
-            elif bp.kind == "time":
-                if time_matches(bp, prev_time, event):
+            if bp.kind != "condition":
+                if event_matches(bp, prev_time, event):
                     matched.append(bp)
             else:
                 try:
@@ -210,11 +214,8 @@ class BreakpointSet:
         `value_after`) have stopped a forward run? Used by reverse continue."""
         matched: list[Breakpoint] = []
         for bp in self.active():
-            if bp.kind == "moment":
-                if moment_matches(bp, event):
-                    matched.append(bp)
-            elif bp.kind == "time":
-                if time_matches(bp, prev_time, event):
+            if bp.kind != "condition":
+                if event_matches(bp, prev_time, event):
                     matched.append(bp)
             elif value_after.get(bp.id, False) and not value_before.get(bp.id, False):
                 matched.append(bp)
