@@ -1,0 +1,663 @@
+"""A pool's block ledger: content-addressed, reference-counted KV blocks (vLLM v1's
+`BlockPool` + `KVCacheManager`), per content-and-reload.md §1, §2 and §4.
+
+What it owns: the physical blocks of one pool member (free ids, reference counts,
+registered hashes), the table hash -> registered copies, the cache entries (one per
+release), each hold's block table (`Table`), and content identity (`Content`: a
+deterministic chained 63-bit hash of a prefix of pieces + a session's private stream).
+
+What it may not touch: the engine, its events, its clock, its policies. It never chooses
+what to evict (the caller orders `entries` and calls `evict`), never emits, and imports
+neither the engine nor textual nor rich. Plain data only: it is pickled into debugger
+checkpoints. Memory follows the blocks in use, not the cap: never-used ids are a count
+(`fresh`), per-block arrays grow as ids are first used, and content is runs of pieces.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from bisect import bisect_left
+from collections.abc import Iterable, Sequence
+
+from mypy_extensions import mypyc_attr
+
+Key = int | float | str
+Number = int | float
+
+NONE = -1  # no hash / no entry / no holder
+FREE = "free"
+HELD = "held"
+CACHED = "cached"
+
+_MASK = (1 << 64) - 1
+_MASK63 = (1 << 63) - 1
+_GOLDEN = 0x9E3779B97F4A7C15
+
+
+def splitmix(x: int) -> int:
+    """splitmix64 (as pooltui.sim.rng): one step of the sequence, 64 bits."""
+    z = (x + _GOLDEN) & _MASK
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+    return z ^ (z >> 31)
+
+
+def _digest(tag: bytes, body: bytes) -> int:
+    return int.from_bytes(hashlib.blake2b(tag + b"\x00" + body, digest_size=8).digest(), "little")
+
+
+def key_hash(key: Key) -> int:
+    """A key's stable 64-bit hash, tagged by type: 3 and 3.0 are one number, "3" is not."""
+    if isinstance(key, str):
+        return _digest(b"s", key.encode("utf-8"))
+    if isinstance(key, float) and not key.is_integer():
+        return _digest(b"n", key.hex().encode())
+    return _digest(b"n", str(int(key)).encode())
+
+
+def private_hash(sid: int) -> int:
+    """The key of session `sid`'s private stream."""
+    return _digest(b"p", str(sid).encode())
+
+
+ROOT = _digest(b"r", b"pooltui") & _MASK63  # the hash of the empty prefix
+
+
+def chain(prev: int, kh: int, units: int) -> int:
+    """The prefix hash `prev` followed by `units` units of the piece whose key hashes to kh."""
+    return splitmix(splitmix(prev ^ kh) ^ units) & _MASK63
+
+
+@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
+class Content:
+    """A hold's content: pieces (key, units) end to end from unit 0, then session sid's
+    private stream. List keys stand for one piece per element. Immutable once built."""
+
+    __slots__ = ("ends", "hp", "keys", "khash", "priv", "sid", "total", "units")
+
+    def __init__(self, sid: int, pieces: Sequence[tuple[Key | list[Key], int]] = ()) -> None:
+        self.sid = sid
+        self.keys: list[Key] = []
+        self.units: list[int] = []
+        for key, units in pieces:
+            if units <= 0:
+                raise ValueError(f"a content piece of {units} units")
+            for k in key if isinstance(key, list) else [key]:
+                self.keys.append(k)
+                self.units.append(units)
+        self.khash: list[int] = [key_hash(k) for k in self.keys]
+        self.ends: list[int] = []  # cumulative end of each piece
+        self.hp: list[int] = []  # prefix hash over pieces 0..k
+        end, h = 0, ROOT
+        for k in range(len(self.keys)):
+            end += self.units[k]
+            h = chain(h, self.khash[k], self.units[k])
+            self.ends.append(end)
+            self.hp.append(h)
+        self.total = end  # units covered by pieces; the private stream follows
+        self.priv = private_hash(sid)
+
+    def prefix_hash(self, n: int) -> int:
+        """The hash of units [0, n), n >= 1: O(log pieces)."""
+        if n > self.total:
+            return chain(self.hp[-1] if self.hp else ROOT, self.priv, n - self.total)
+        k = bisect_left(self.ends, n)  # the piece holding unit n - 1
+        if n == self.ends[k]:
+            return self.hp[k]  # canonical full-piece form
+        start = self.ends[k - 1] if k else 0
+        return chain(self.hp[k - 1] if k else ROOT, self.khash[k], n - start)
+
+    def block_hash(self, j: int, block: int) -> int:
+        """Block j's identity in a pool of block `block`: the prefix [0, (j + 1)·block)."""
+        return self.prefix_hash((j + 1) * block)
+
+    def summary(self, lo: int, hi: int) -> str:
+        """The keys of [lo, hi) (strings quoted) and/or the private session."""
+        out: list[str] = []
+        k = bisect_left(self.ends, lo + 1)
+        while k < len(self.keys) and (self.ends[k - 1] if k else 0) < hi:
+            key = self.keys[k]
+            word = repr(key) if isinstance(key, str) else str(key)
+            if not out or out[-1] != word:
+                out.append(word)
+            k += 1
+        if hi > self.total:
+            out.append(f"private {self.sid}")
+        return ", ".join(out)
+
+
+@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
+class Hit:
+    """A lookup's result: the physical blocks of the hit, in chain order."""
+
+    __slots__ = ("blocks", "cached", "shared", "units")
+
+    def __init__(self) -> None:
+        self.blocks: list[int] = []
+        self.units = 0
+        self.cached = 0  # hit blocks with count 0 (each takes one unit of room)
+        self.shared = 0  # hit blocks held by other holds (cost nothing)
+
+
+@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
+class Table:
+    """A hold's block table in one pool."""
+
+    __slots__ = ("blocks", "content", "hid", "hit", "nreg", "shared", "size")
+
+    def __init__(self, hid: int, content: Content) -> None:
+        self.hid = hid
+        self.content = content
+        self.blocks: list[int] = []  # physical ids, chain order
+        self.size = 0  # units; len(blocks) == ceil(size / block)
+        self.nreg = 0  # leading blocks registered with this content
+        self.hit = 0  # units hit at the last admission
+        self.shared = 0  # of which held by others then (units)
+
+
+@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
+class CacheEntry:
+    """The blocks one release (or one landed spill) left at count 0, chain order."""
+
+    __slots__ = ("attrs", "block", "blocks", "last", "order", "serial", "sid", "spilled")
+
+    def __init__(self, order: int, sid: int, block: int, last: float) -> None:
+        self.order = order  # release order in this pool; the key in Ledger.entries
+        self.sid = sid
+        self.block = block
+        self.blocks: list[int] = []
+        self.last = last
+        self.attrs: dict[str, Number] = {}
+        self.serial = 0
+        self.spilled = False
+
+    @property
+    def units(self) -> int:
+        return len(self.blocks) * self.block
+
+
+@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
+class Evicted:
+    """An evicted block and the content it held: units [lo, hi) of `content`."""
+
+    __slots__ = ("block", "content", "hi", "index", "lo")
+
+    def __init__(self, block: int, content: Content, index: int, size: int) -> None:
+        self.block = block
+        self.content = content
+        self.index = index
+        self.lo = index * size
+        self.hi = self.lo + size
+
+
+@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
+class Ledger:
+    """One pool member's blocks. `nblocks` None (or -1) is an infinite pool."""
+
+    __slots__ = (
+        "allocated",
+        "bcontent",
+        "bentry",
+        "bhash",
+        "bidx",
+        "block",
+        "cached",
+        "dup_registrations",
+        "dups",
+        "entries",
+        "free",
+        "fresh",
+        "next_order",
+        "owner",
+        "ref",
+        "sharers",
+        "table",
+        "total",
+    )
+
+    def __init__(self, nblocks: int | None, block: int = 1) -> None:
+        if block < 1:
+            raise ValueError(f"block {block}")
+        self.block = block
+        self.total = -1 if nblocks is None or nblocks < 0 else nblocks  # -1: infinite
+        self.fresh = max(self.total, 0)  # never-used ids (finite pools); next is len(ref)
+        self.free: list[int] = []  # returned ids, a stack: last returned is reused first
+        # Per-block arrays, as long as the highest id ever used + 1.
+        self.ref: list[int] = []
+        self.bhash: list[int] = []  # NONE when not registered
+        self.bcontent: list[Content | None] = []  # whose content it holds (None when free)
+        self.bidx: list[int] = []  # its block index in that content's chain
+        self.bentry: list[int] = []  # the entry (order) of a cached block, else NONE
+        self.owner: list[int] = []  # first holder (hold id), NONE when count is 0
+        self.sharers: dict[int, dict[int, None]] = {}  # block -> other holders, in order
+        self.table: dict[int, list[int]] = {}  # hash -> copies in registration order
+        self.entries: dict[int, CacheEntry] = {}  # order -> entry; least recent first
+        self.allocated = 0  # blocks with count >= 1
+        self.cached = 0  # registered blocks with count 0
+        self.dups = 0  # registered blocks now that are not their hash's first copy
+        self.dup_registrations = 0  # statistic: registrations that found a copy
+        self.next_order = 0
+
+    @staticmethod
+    def for_cap(cap: Number, block: int | None) -> Ledger:
+        b = block or 1
+        return Ledger(None if math.isinf(cap) else int(cap) // b, b)
+
+    @property
+    def infinite(self) -> bool:
+        return self.total < 0
+
+    # ------------------------------------------------------------------ room
+    def room(self) -> Number:
+        """Blocks an allocation could get: free + never used + evictable cached."""
+        if self.total < 0:
+            return math.inf
+        return len(self.free) + self.fresh + self.cached
+
+    def fits(self, n_new: int, hit: Hit | None = None) -> bool:
+        """Whether n_new blocks past `hit` fit: the hit's cached blocks are not room."""
+        return n_new <= self.room() - (hit.cached if hit is not None else 0)
+
+    def short(self, n: int) -> int:
+        """Blocks to evict before n can be allocated (0 when free + fresh suffice)."""
+        if self.total < 0:
+            return 0
+        return max(0, n - len(self.free) - self.fresh)
+
+    def nb(self, units: int) -> int:
+        return -(-units // self.block)
+
+    # ------------------------------------------------------------------ ids
+    def _take(self, content: Content, index: int) -> int:
+        if self.free:
+            b = self.free.pop()
+        else:
+            if self.total >= 0:
+                if self.fresh <= 0:
+                    raise RuntimeError("ledger: no free block (evict first)")
+                self.fresh -= 1
+            b = len(self.ref)
+            self.ref.append(0)
+            self.bhash.append(NONE)
+            self.bcontent.append(None)
+            self.bidx.append(0)
+            self.bentry.append(NONE)
+            self.owner.append(NONE)
+        self.bcontent[b] = content
+        self.bidx[b] = index
+        return b
+
+    def _put(self, b: int) -> None:
+        self.bcontent[b] = None
+        self.free.append(b)
+
+    def _hold(self, b: int, hid: int) -> None:
+        if self.ref[b] == 0:
+            self.owner[b] = hid
+        else:
+            self.sharers.setdefault(b, {})[hid] = None
+        self.ref[b] += 1
+
+    def _unhold(self, b: int, hid: int) -> None:
+        self.ref[b] -= 1
+        more = self.sharers.get(b)
+        if self.owner[b] == hid:
+            if more:
+                nxt = next(iter(more))
+                del more[nxt]
+                self.owner[b] = nxt
+            else:
+                self.owner[b] = NONE
+        elif more is not None:
+            more.pop(hid, None)
+        if more is not None and not more:
+            del self.sharers[b]
+
+    # ------------------------------------------------------------------ hits
+    def lookup(self, content: Content, upto: int) -> Hit:
+        """The hit of `content` for an attempt whose max(U, context) is `upto`: the
+        longest run of leading registered blocks (first copies), capped at
+        floor((upto - 1) / block) blocks, never the last unit."""
+        out = Hit()
+        if upto < 1:
+            return out
+        cap = (upto - 1) // self.block
+        for j in range(cap):
+            copies = self.table.get(content.block_hash(j, self.block))
+            if copies is None:
+                break
+            b = copies[0]
+            out.blocks.append(b)
+            if self.ref[b] == 0:
+                out.cached += 1
+            else:
+                out.shared += 1
+        out.units = len(out.blocks) * self.block
+        return out
+
+    def acquire(self, t: Table, hit: Hit) -> None:
+        """Put a hit into an empty table: cached blocks leave their entries (0 -> 1),
+        held ones are shared (+1). Then `grow` the table to its size."""
+        if t.blocks:
+            raise RuntimeError("ledger: acquire into a table that holds blocks")
+        for b in hit.blocks:
+            if self.ref[b] == 0:
+                self._leave_entry(b)
+                self.cached -= 1
+                self.allocated += 1
+            self._hold(b, t.hid)
+            t.blocks.append(b)
+        t.nreg = len(hit.blocks)
+        t.size = hit.units
+        t.hit = hit.units
+        t.shared = hit.shared * self.block
+
+    def _leave_entry(self, b: int) -> None:
+        order = self.bentry[b]
+        e = self.entries[order]
+        e.blocks.remove(b)
+        if not e.blocks:
+            del self.entries[order]
+        self.bentry[b] = NONE
+
+    def grow(self, t: Table, size: int) -> list[int]:
+        """Grow t to `size` units: the new blocks (from the free stack, then never-used
+        ids). The caller evicts first (`short`); raises when there is no free block."""
+        need = self.nb(size) - len(t.blocks)
+        if need > 0 and self.short(need) > 0:
+            raise RuntimeError(f"ledger: {need} blocks wanted, evict {self.short(need)} first")
+        added: list[int] = []
+        for _ in range(need):
+            b = self._take(t.content, len(t.blocks))
+            self._hold(b, t.hid)
+            self.allocated += 1
+            t.blocks.append(b)
+            added.append(b)
+        t.size = max(t.size, size)
+        return added
+
+    def register(self, t: Table, computed: int) -> tuple[int, int]:
+        """The tokens taken complete t's blocks below `computed` units: register each not
+        yet registered under its hash (a copy appended in registration order).
+        Returns (blocks registered, of which duplicates)."""
+        last = min(computed // self.block, len(t.blocks))
+        n = dup = 0
+        for j in range(t.nreg, last):
+            b = t.blocks[j]
+            h = t.content.block_hash(j, self.block)
+            self.bhash[b] = h
+            self.bcontent[b] = t.content
+            self.bidx[b] = j
+            copies = self.table.get(h)
+            if copies is None:
+                self.table[h] = [b]
+            else:
+                copies.append(b)
+                dup += 1
+            n += 1
+        t.nreg = max(t.nreg, last)
+        self.dups += dup
+        self.dup_registrations += dup
+        return n, dup
+
+    # ------------------------------------------------------------------ release
+    def release(
+        self,
+        t: Table,
+        now: float,
+        attrs: dict[str, Number] | None = None,
+        serial: int = 0,
+        keep: bool = True,
+    ) -> CacheEntry | None:
+        """Release (or preempt) t: each block's count goes down; those reaching 0 become
+        cached if registered (this release's entry, chain order) or are freed. With
+        keep=False (a dropped hold) they are all unregistered and freed. Empties t."""
+        e = CacheEntry(self.next_order, t.content.sid, self.block, now)
+        e.attrs = dict(attrs) if attrs is not None else {}
+        e.serial = serial
+        freed: list[int] = []
+        for b in t.blocks:
+            self._unhold(b, t.hid)
+            if self.ref[b] > 0:
+                continue
+            self.allocated -= 1
+            if keep and self.bhash[b] != NONE:
+                self.cached += 1
+                self.bentry[b] = e.order
+                e.blocks.append(b)
+            else:
+                if self.bhash[b] != NONE:
+                    self._unregister(b)
+                freed.append(b)
+        for b in reversed(freed):  # the table's first freed block is reused first
+            self._put(b)
+        t.blocks = []
+        t.size = 0
+        t.nreg = 0
+        if not e.blocks:
+            return None
+        self.next_order += 1
+        self.entries[e.order] = e
+        return e
+
+    def _unregister(self, b: int) -> None:
+        h = self.bhash[b]
+        copies = self.table[h]
+        if len(copies) > 1:
+            self.dups -= 1
+        copies.remove(b)
+        if not copies:
+            del self.table[h]
+        self.bhash[b] = NONE
+
+    # ------------------------------------------------------------------ eviction
+    def lru(self) -> CacheEntry | None:
+        """The least recently released entry (the first of `entries`)."""
+        for e in self.entries.values():
+            return e
+        return None
+
+    def touch(self, order: int, now: float) -> None:
+        """Refresh an entry's `last` (a reload read it): it becomes the most recent."""
+        e = self.entries.pop(order)
+        e.last = now
+        self.entries[order] = e
+
+    def evict(self, order: int, n: int) -> list[Evicted]:
+        """Evict n blocks of entry `order`, tail first: unregister and free them. Returns
+        them in eviction order with the content and units each held."""
+        e = self.entries[order]
+        if n > len(e.blocks):
+            raise RuntimeError(f"ledger: evict {n} of an entry of {len(e.blocks)} blocks")
+        out: list[Evicted] = []
+        for _ in range(n):
+            b = e.blocks.pop()
+            content = self.bcontent[b]
+            assert content is not None
+            out.append(Evicted(b, content, self.bidx[b], self.block))
+            self._unregister(b)
+            self.bentry[b] = NONE
+            self.cached -= 1
+            self._put(b)
+        if not e.blocks:
+            del self.entries[order]
+        return out
+
+    def reachable(self, b: int) -> bool:
+        """Whether a lookup walking from block 0 of its content would hit cached or held
+        block b (every shorter prefix registered, and b its hash's first copy)."""
+        if b >= len(self.ref) or self.bhash[b] == NONE:
+            return False
+        content = self.bcontent[b]
+        assert content is not None
+        for j in range(self.bidx[b]):
+            if content.block_hash(j, self.block) not in self.table:
+                return False
+        return self.table[self.bhash[b]][0] == b
+
+    # ------------------------------------------------------------------ spill tiers
+    def whole_blocks(self, lo: int, hi: int) -> range:
+        """This pool's block indices j whose units [j·B, (j+1)·B) lie inside [lo, hi)."""
+        return range(-(-lo // self.block), hi // self.block)
+
+    def spill_plan(self, content: Content, lo: int, hi: int) -> tuple[list[int], list[int]]:
+        """A spilled range [lo, hi) of `content` in this (tier) pool's blocks:
+        (block indices to write, block indices this pool already has registered)."""
+        write: list[int] = []
+        have: list[int] = []
+        for j in self.whole_blocks(lo, hi):
+            if content.block_hash(j, self.block) in self.table:
+                have.append(j)
+            else:
+                write.append(j)
+        return write, have
+
+    def land(
+        self,
+        content: Content,
+        indices: Iterable[int],
+        now: float,
+        attrs: dict[str, Number] | None = None,
+        serial: int = 0,
+    ) -> CacheEntry | None:
+        """Landed tier blocks (indices of `content` in this pool's blocks) become one cached
+        entry, skipping those registered meanwhile. The caller evicts first (`short`)."""
+        todo = [j for j in indices if content.block_hash(j, self.block) not in self.table]
+        if self.short(len(todo)) > 0:
+            raise RuntimeError(f"ledger: landing {len(todo)} blocks, evict first")
+        e = CacheEntry(self.next_order, content.sid, self.block, now)
+        e.attrs = dict(attrs) if attrs is not None else {}
+        e.serial = serial
+        e.spilled = True
+        for j in sorted(set(todo)):
+            b = self._take(content, j)
+            h = content.block_hash(j, self.block)
+            self.bhash[b] = h
+            self.table[h] = [b]
+            self.bentry[b] = e.order
+            self.cached += 1
+            e.blocks.append(b)
+        if not e.blocks:
+            return None
+        self.next_order += 1
+        self.entries[e.order] = e
+        return e
+
+    # ------------------------------------------------------------------ snapshots
+    def state_of(self, b: int) -> str:
+        if b >= len(self.ref) or (self.ref[b] == 0 and self.bhash[b] == NONE):
+            return FREE
+        return HELD if self.ref[b] > 0 else CACHED
+
+    def holders(self, b: int) -> list[int]:
+        """Hold ids of the tables holding b, first holder first."""
+        if b >= len(self.ref) or self.ref[b] == 0:
+            return []
+        return [self.owner[b], *self.sharers.get(b, {})]
+
+    def summary(self, b: int) -> str:
+        """What block b holds: its piece keys and/or private session; '' when free."""
+        content = self.bcontent[b] if b < len(self.ref) else None
+        if content is None:
+            return ""
+        lo = self.bidx[b] * self.block
+        return content.summary(lo, lo + self.block)
+
+    def is_duplicate(self, b: int) -> bool:
+        h = self.bhash[b] if b < len(self.ref) else NONE
+        return h != NONE and self.table[h][0] != b
+
+    def dup_blocks(self) -> int:
+        return self.dups
+
+
+def spill_ranges(evicted: Sequence[Evicted]) -> list[tuple[Content, int, int]]:
+    """Evicted blocks as ranges (content, lo, hi), lowest first, neighbours in one chain
+    merged (the later block's content covers the earlier's units)."""
+    out: list[tuple[Content, int, int]] = []
+    for ev in sorted(evicted, key=lambda x: (x.lo, x.block)):
+        for i in range(len(out) - 1, -1, -1):
+            c, lo, hi = out[i]
+            if hi == ev.lo and (c is ev.content or c.prefix_hash(hi) == ev.content.prefix_hash(hi)):
+                out[i] = (ev.content, lo, ev.hi)
+                break
+        else:
+            out.append((ev.content, ev.lo, ev.hi))
+    return sorted(out, key=lambda r: r[1])
+
+
+def check(ledger: Ledger, holds: Iterable[Table]) -> str | None:
+    """content-and-reload.md §4 for one pool: a message naming the first broken
+    invariant, or None. `holds` are all the tables in this pool."""
+    L = ledger
+    n = len(L.ref)
+    if not (len(L.bhash) == len(L.bcontent) == len(L.bidx) == len(L.bentry) == len(L.owner) == n):
+        return "per-block arrays differ in length"
+    count = [0] * n
+    holders: dict[int, list[int]] = {}
+    for t in holds:
+        if len(t.blocks) != L.nb(t.size):
+            return f"hold {t.hid}: {t.size} units in {len(t.blocks)} blocks, not {L.nb(t.size)}"
+        if len(set(t.blocks)) != len(t.blocks):
+            return f"hold {t.hid}: a block twice in its table"
+        for j, b in enumerate(t.blocks):
+            if not 0 <= b < n:
+                return f"hold {t.hid}: block {b} was never allocated"
+            count[b] += 1
+            holders.setdefault(b, []).append(t.hid)
+            if j < t.nreg and L.bhash[b] != t.content.block_hash(j, L.block):
+                return f"hold {t.hid}: block {j} (#{b}) is not registered with its content"
+    for b in range(n):
+        if L.ref[b] != count[b]:
+            return f"block {b}: count {L.ref[b]}, but {count[b]} tables hold it"
+        if sorted(L.holders(b)) != sorted(holders.get(b, [])):
+            return f"block {b}: holders {L.holders(b)}, but {holders.get(b, [])} hold it"
+    allocated = sum(1 for b in range(n) if L.ref[b] >= 1)
+    if allocated != L.allocated:
+        return f"allocated is {L.allocated} blocks but {allocated} have a count"
+    cached = [b for b in range(n) if L.ref[b] == 0 and L.bhash[b] != NONE]
+    if len(cached) != L.cached:
+        return f"cached is {L.cached} blocks but {len(cached)} registered blocks have count 0"
+    in_entries = 0
+    for order, e in L.entries.items():
+        if e.order != order or not e.blocks:
+            return f"entry {order}: misfiled or empty"
+        for b in e.blocks:
+            in_entries += 1
+            if L.bentry[b] != order or L.ref[b] != 0 or L.bhash[b] == NONE:
+                return f"entry {order}: block {b} is not a cached block of it"
+    if in_entries != len(cached):
+        return f"entries hold {in_entries} blocks but {len(cached)} are cached"
+    copies = 0
+    for h, bs in L.table.items():
+        for b in bs:
+            if L.bhash[b] != h:
+                return f"hash table lists block {b} under a hash it is not registered with"
+        copies += len(bs)
+        if not bs:
+            return "an empty copy list in the hash table"
+    for b in range(n):
+        h = L.bhash[b]
+        if h == NONE:
+            continue
+        content = L.bcontent[b]
+        if content is None or content.block_hash(L.bidx[b], L.block) != h:
+            return f"block {b}: registered hash differs from its content's"
+        if b not in L.table.get(h, []):
+            return f"block {b}: registered but not in the hash table"
+    if copies - len(L.table) != L.dups:
+        return f"dups is {L.dups} but the hash table has {copies - len(L.table)}"
+    free = set(L.free)
+    if len(free) != len(L.free):
+        return "a block twice on the free stack"
+    for b in L.free:
+        if b >= n or L.ref[b] != 0 or L.bhash[b] != NONE:
+            return f"block {b} is on the free stack but in use"
+    if len(L.free) + allocated + len(cached) != n:
+        return f"{len(L.free)} free + {allocated} allocated + {len(cached)} cached ≠ {n} used ids"
+    if L.total >= 0 and allocated + len(cached) > L.total:
+        return f"allocated + cached = {allocated + len(cached)} > {L.total} blocks"
+    if L.total >= 0 and (L.fresh + n != L.total or L.fresh < 0):
+        return f"fresh {L.fresh} + {n} used ids ≠ {L.total} blocks"
+    return None
