@@ -1,16 +1,14 @@
 """A pool's block ledger: content-addressed, reference-counted KV blocks (vLLM v1's
 `BlockPool` + `KVCacheManager`), per content-and-reload.md §1, §2 and §4.
 
-What it owns: the physical blocks of one pool member (free ids, reference counts,
-registered hashes), the table hash -> registered copies, the cache entries (one per
-release), each hold's block table (`Table`), and content identity (`Content`: a
-deterministic chained 63-bit hash of a prefix of pieces + a session's private stream).
-
-What it may not touch: the engine, its events, its clock, its policies. It never chooses
-what to evict (the caller orders `entries` and calls `evict`), never emits, and imports
-neither the engine nor textual nor rich. Plain data only: it is pickled into debugger
-checkpoints. Memory follows the blocks in use, not the cap: never-used ids are a count
-(`fresh`), per-block arrays grow as ids are first used, and content is runs of pieces.
+It owns one pool member's physical blocks (free ids, reference counts, registered hashes),
+the table hash -> registered copies, the cache entries (one per release), the holds' block
+tables (`Table`) and content identity (`Content`: a deterministic chained 63-bit hash).
+It may not touch the engine, its events, clock or policies: it never chooses what to evict
+(the caller orders `entries`), never emits, and imports neither the engine nor textual nor
+rich. Plain data only (pickled into debugger checkpoints); memory follows the blocks in use,
+not the cap: never-used ids are a count (`fresh`), per-block arrays grow as ids are first
+used, and content is runs of pieces.
 """
 
 from __future__ import annotations
@@ -24,11 +22,10 @@ from mypy_extensions import mypyc_attr
 
 Key = int | float | str
 Number = int | float
+Attrs = dict[str, Number] | None
 
 NONE = -1  # no hash / no entry / no holder
-FREE = "free"
-HELD = "held"
-CACHED = "cached"
+FREE, HELD, CACHED = "free", "held", "cached"  # block states in snapshots
 
 _MASK = (1 << 64) - 1
 _MASK63 = (1 << 63) - 1
@@ -56,11 +53,6 @@ def key_hash(key: Key) -> int:
     return _digest(b"n", str(int(key)).encode())
 
 
-def private_hash(sid: int) -> int:
-    """The key of session `sid`'s private stream."""
-    return _digest(b"p", str(sid).encode())
-
-
 ROOT = _digest(b"r", b"pooltui") & _MASK63  # the hash of the empty prefix
 
 
@@ -74,29 +66,28 @@ class Content:
     """A hold's content: pieces (key, units) end to end from unit 0, then session sid's
     private stream. List keys stand for one piece per element. Immutable once built."""
 
-    __slots__ = ("ends", "hp", "keys", "khash", "priv", "sid", "total", "units")
+    __slots__ = ("ends", "hp", "keys", "khash", "priv", "sid", "total")
 
     def __init__(self, sid: int, pieces: Sequence[tuple[Key | list[Key], int]] = ()) -> None:
         self.sid = sid
         self.keys: list[Key] = []
-        self.units: list[int] = []
+        self.khash: list[int] = []
+        self.ends: list[int] = []  # cumulative end of each piece
+        self.hp: list[int] = []  # prefix hash over pieces 0..k
+        end, h = 0, ROOT
         for key, units in pieces:
             if units <= 0:
                 raise ValueError(f"a content piece of {units} units")
             for k in key if isinstance(key, list) else [key]:
+                kh = key_hash(k)
+                end += units
+                h = chain(h, kh, units)
                 self.keys.append(k)
-                self.units.append(units)
-        self.khash: list[int] = [key_hash(k) for k in self.keys]
-        self.ends: list[int] = []  # cumulative end of each piece
-        self.hp: list[int] = []  # prefix hash over pieces 0..k
-        end, h = 0, ROOT
-        for k in range(len(self.keys)):
-            end += self.units[k]
-            h = chain(h, self.khash[k], self.units[k])
-            self.ends.append(end)
-            self.hp.append(h)
+                self.khash.append(kh)
+                self.ends.append(end)
+                self.hp.append(h)
         self.total = end  # units covered by pieces; the private stream follows
-        self.priv = private_hash(sid)
+        self.priv = _digest(b"p", str(sid).encode())  # the private stream's key
 
     def prefix_hash(self, n: int) -> int:
         """The hash of units [0, n), n >= 1: O(log pieces)."""
@@ -144,16 +135,14 @@ class Hit:
 class Table:
     """A hold's block table in one pool."""
 
-    __slots__ = ("blocks", "content", "hid", "hit", "nreg", "shared", "size")
+    __slots__ = ("blocks", "content", "hid", "nreg", "size")
 
     def __init__(self, hid: int, content: Content) -> None:
         self.hid = hid
         self.content = content
         self.blocks: list[int] = []  # physical ids, chain order
         self.size = 0  # units; len(blocks) == ceil(size / block)
-        self.nreg = 0  # leading blocks registered with this content
-        self.hit = 0  # units hit at the last admission
-        self.shared = 0  # of which held by others then (units)
+        self.nreg = 0  # leading blocks registered with this content (the hit's first)
 
 
 @mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
@@ -162,15 +151,17 @@ class CacheEntry:
 
     __slots__ = ("attrs", "block", "blocks", "last", "order", "serial", "sid", "spilled")
 
-    def __init__(self, order: int, sid: int, block: int, last: float) -> None:
+    def __init__(
+        self, order: int, sid: int, block: int, last: float, attrs: Attrs = None, serial: int = 0
+    ) -> None:
         self.order = order  # release order in this pool; the key in Ledger.entries
         self.sid = sid
         self.block = block
         self.blocks: list[int] = []
-        self.last = last
-        self.attrs: dict[str, Number] = {}
-        self.serial = 0
-        self.spilled = False
+        self.last = last  # release time (a reload's touch refreshes it)
+        self.attrs: dict[str, Number] = dict(attrs) if attrs is not None else {}
+        self.serial = serial
+        self.spilled = False  # landed from a spill
 
     @property
     def units(self) -> int:
@@ -244,16 +235,10 @@ class Ledger:
         b = block or 1
         return Ledger(None if math.isinf(cap) else int(cap) // b, b)
 
-    @property
-    def infinite(self) -> bool:
-        return self.total < 0
-
     # ------------------------------------------------------------------ room
     def room(self) -> Number:
         """Blocks an allocation could get: free + never used + evictable cached."""
-        if self.total < 0:
-            return math.inf
-        return len(self.free) + self.fresh + self.cached
+        return math.inf if self.total < 0 else len(self.free) + self.fresh + self.cached
 
     def fits(self, n_new: int, hit: Hit | None = None) -> bool:
         """Whether n_new blocks past `hit` fit: the hit's cached blocks are not room."""
@@ -261,11 +246,9 @@ class Ledger:
 
     def short(self, n: int) -> int:
         """Blocks to evict before n can be allocated (0 when free + fresh suffice)."""
-        if self.total < 0:
-            return 0
-        return max(0, n - len(self.free) - self.fresh)
+        return 0 if self.total < 0 else max(0, n - len(self.free) - self.fresh)
 
-    def nb(self, units: int) -> int:
+    def nb(self, units: int) -> int:  # blocks for `units` units
         return -(-units // self.block)
 
     # ------------------------------------------------------------------ ids
@@ -288,7 +271,7 @@ class Ledger:
         self.bidx[b] = index
         return b
 
-    def _put(self, b: int) -> None:
+    def _put(self, b: int) -> None:  # free an unregistered block
         self.bcontent[b] = None
         self.free.append(b)
 
@@ -302,23 +285,20 @@ class Ledger:
     def _unhold(self, b: int, hid: int) -> None:
         self.ref[b] -= 1
         more = self.sharers.get(b)
+        if more is None:
+            self.owner[b] = NONE
+            return
         if self.owner[b] == hid:
-            if more:
-                nxt = next(iter(more))
-                del more[nxt]
-                self.owner[b] = nxt
-            else:
-                self.owner[b] = NONE
-        elif more is not None:
-            more.pop(hid, None)
-        if more is not None and not more:
+            self.owner[b] = next(iter(more))  # the next holder becomes the first
+            hid = self.owner[b]
+        del more[hid]
+        if not more:
             del self.sharers[b]
 
     # ------------------------------------------------------------------ hits
     def lookup(self, content: Content, upto: int) -> Hit:
-        """The hit of `content` for an attempt whose max(U, context) is `upto`: the
-        longest run of leading registered blocks (first copies), capped at
-        floor((upto - 1) / block) blocks, never the last unit."""
+        """The hit for an attempt whose max(U, context) is `upto`: the longest run of leading
+        registered blocks (first copies), at most floor((upto - 1) / block) blocks."""
         out = Hit()
         if upto < 1:
             return out
@@ -350,8 +330,6 @@ class Ledger:
             t.blocks.append(b)
         t.nreg = len(hit.blocks)
         t.size = hit.units
-        t.hit = hit.units
-        t.shared = hit.shared * self.block
 
     def _leave_entry(self, b: int) -> None:
         order = self.bentry[b]
@@ -367,35 +345,31 @@ class Ledger:
         need = self.nb(size) - len(t.blocks)
         if need > 0 and self.short(need) > 0:
             raise RuntimeError(f"ledger: {need} blocks wanted, evict {self.short(need)} first")
-        added: list[int] = []
+        start = len(t.blocks)
         for _ in range(need):
             b = self._take(t.content, len(t.blocks))
             self._hold(b, t.hid)
             self.allocated += 1
             t.blocks.append(b)
-            added.append(b)
         t.size = max(t.size, size)
-        return added
+        return t.blocks[start:]
 
     def register(self, t: Table, computed: int) -> tuple[int, int]:
         """The tokens taken complete t's blocks below `computed` units: register each not
         yet registered under its hash (a copy appended in registration order).
         Returns (blocks registered, of which duplicates)."""
         last = min(computed // self.block, len(t.blocks))
-        n = dup = 0
+        n, dup = max(0, last - t.nreg), 0
         for j in range(t.nreg, last):
             b = t.blocks[j]
             h = t.content.block_hash(j, self.block)
-            self.bhash[b] = h
-            self.bcontent[b] = t.content
-            self.bidx[b] = j
+            self.bhash[b] = h  # (bcontent, bidx were set when t took it)
             copies = self.table.get(h)
             if copies is None:
                 self.table[h] = [b]
             else:
                 copies.append(b)
                 dup += 1
-            n += 1
         t.nreg = max(t.nreg, last)
         self.dups += dup
         self.dup_registrations += dup
@@ -403,19 +377,12 @@ class Ledger:
 
     # ------------------------------------------------------------------ release
     def release(
-        self,
-        t: Table,
-        now: float,
-        attrs: dict[str, Number] | None = None,
-        serial: int = 0,
-        keep: bool = True,
+        self, t: Table, now: float, attrs: Attrs = None, serial: int = 0, keep: bool = True
     ) -> CacheEntry | None:
         """Release (or preempt) t: each block's count goes down; those reaching 0 become
         cached if registered (this release's entry, chain order) or are freed. With
         keep=False (a dropped hold) they are all unregistered and freed. Empties t."""
-        e = CacheEntry(self.next_order, t.content.sid, self.block, now)
-        e.attrs = dict(attrs) if attrs is not None else {}
-        e.serial = serial
+        e = CacheEntry(self.next_order, t.content.sid, self.block, now, attrs, serial)
         freed: list[int] = []
         for b in t.blocks:
             self._unhold(b, t.hid)
@@ -432,9 +399,10 @@ class Ledger:
                 freed.append(b)
         for b in reversed(freed):  # the table's first freed block is reused first
             self._put(b)
-        t.blocks = []
-        t.size = 0
-        t.nreg = 0
+        t.blocks, t.size, t.nreg = [], 0, 0
+        return self._file(e)
+
+    def _file(self, e: CacheEntry) -> CacheEntry | None:
         if not e.blocks:
             return None
         self.next_order += 1
@@ -454,9 +422,7 @@ class Ledger:
     # ------------------------------------------------------------------ eviction
     def lru(self) -> CacheEntry | None:
         """The least recently released entry (the first of `entries`)."""
-        for e in self.entries.values():
-            return e
-        return None
+        return next(iter(self.entries.values()), None)
 
     def touch(self, order: int, now: float) -> None:
         """Refresh an entry's `last` (a reload read it): it becomes the most recent."""
@@ -504,31 +470,22 @@ class Ledger:
     def spill_plan(self, content: Content, lo: int, hi: int) -> tuple[list[int], list[int]]:
         """A spilled range [lo, hi) of `content` in this (tier) pool's blocks:
         (block indices to write, block indices this pool already has registered)."""
-        write: list[int] = []
-        have: list[int] = []
-        for j in self.whole_blocks(lo, hi):
-            if content.block_hash(j, self.block) in self.table:
-                have.append(j)
-            else:
-                write.append(j)
-        return write, have
+        have = [j for j in self.whole_blocks(lo, hi) if self.has(content, j)]
+        return [j for j in self.whole_blocks(lo, hi) if j not in have], have
+
+    def has(self, content: Content, j: int) -> bool:
+        """Whether this pool has block j of `content` registered."""
+        return content.block_hash(j, self.block) in self.table
 
     def land(
-        self,
-        content: Content,
-        indices: Iterable[int],
-        now: float,
-        attrs: dict[str, Number] | None = None,
-        serial: int = 0,
+        self, content: Content, js: list[int], now: float, attrs: Attrs = None, serial: int = 0
     ) -> CacheEntry | None:
         """Landed tier blocks (indices of `content` in this pool's blocks) become one cached
         entry, skipping those registered meanwhile. The caller evicts first (`short`)."""
-        todo = [j for j in indices if content.block_hash(j, self.block) not in self.table]
+        todo = [j for j in js if not self.has(content, j)]
         if self.short(len(todo)) > 0:
             raise RuntimeError(f"ledger: landing {len(todo)} blocks, evict first")
-        e = CacheEntry(self.next_order, content.sid, self.block, now)
-        e.attrs = dict(attrs) if attrs is not None else {}
-        e.serial = serial
+        e = CacheEntry(self.next_order, content.sid, self.block, now, attrs, serial)
         e.spilled = True
         for j in sorted(set(todo)):
             b = self._take(content, j)
@@ -538,11 +495,7 @@ class Ledger:
             self.bentry[b] = e.order
             self.cached += 1
             e.blocks.append(b)
-        if not e.blocks:
-            return None
-        self.next_order += 1
-        self.entries[e.order] = e
-        return e
+        return self._file(e)
 
     # ------------------------------------------------------------------ snapshots
     def state_of(self, b: int) -> str:
@@ -568,9 +521,6 @@ class Ledger:
         h = self.bhash[b] if b < len(self.ref) else NONE
         return h != NONE and self.table[h][0] != b
 
-    def dup_blocks(self) -> int:
-        return self.dups
-
 
 def spill_ranges(evicted: Sequence[Evicted]) -> list[tuple[Content, int, int]]:
     """Evicted blocks as ranges (content, lo, hi), lowest first, neighbours in one chain
@@ -590,12 +540,10 @@ def spill_ranges(evicted: Sequence[Evicted]) -> list[tuple[Content, int, int]]:
 def check(ledger: Ledger, holds: Iterable[Table]) -> str | None:
     """content-and-reload.md §4 for one pool: a message naming the first broken
     invariant, or None. `holds` are all the tables in this pool."""
-    L = ledger
-    n = len(L.ref)
+    L, n = ledger, len(ledger.ref)
     if not (len(L.bhash) == len(L.bcontent) == len(L.bidx) == len(L.bentry) == len(L.owner) == n):
         return "per-block arrays differ in length"
-    count = [0] * n
-    holders: dict[int, list[int]] = {}
+    holders: list[list[int]] = [[] for _ in range(n)]
     for t in holds:
         if len(t.blocks) != L.nb(t.size):
             return f"hold {t.hid}: {t.size} units in {len(t.blocks)} blocks, not {L.nb(t.size)}"
@@ -604,60 +552,52 @@ def check(ledger: Ledger, holds: Iterable[Table]) -> str | None:
         for j, b in enumerate(t.blocks):
             if not 0 <= b < n:
                 return f"hold {t.hid}: block {b} was never allocated"
-            count[b] += 1
-            holders.setdefault(b, []).append(t.hid)
+            holders[b].append(t.hid)
             if j < t.nreg and L.bhash[b] != t.content.block_hash(j, L.block):
                 return f"hold {t.hid}: block {j} (#{b}) is not registered with its content"
     for b in range(n):
-        if L.ref[b] != count[b]:
-            return f"block {b}: count {L.ref[b]}, but {count[b]} tables hold it"
-        if sorted(L.holders(b)) != sorted(holders.get(b, [])):
-            return f"block {b}: holders {L.holders(b)}, but {holders.get(b, [])} hold it"
+        if L.ref[b] != len(holders[b]):
+            return f"block {b}: count {L.ref[b]}, but {len(holders[b])} tables hold it"
+        if sorted(L.holders(b)) != sorted(holders[b]):
+            return f"block {b}: holders {L.holders(b)}, but {holders[b]} hold it"
     allocated = sum(1 for b in range(n) if L.ref[b] >= 1)
     if allocated != L.allocated:
         return f"allocated is {L.allocated} blocks but {allocated} have a count"
-    cached = [b for b in range(n) if L.ref[b] == 0 and L.bhash[b] != NONE]
-    if len(cached) != L.cached:
-        return f"cached is {L.cached} blocks but {len(cached)} registered blocks have count 0"
-    in_entries = 0
+    cached = sum(1 for b in range(n) if L.ref[b] == 0 and L.bhash[b] != NONE)
+    if cached != L.cached:
+        return f"cached is {L.cached} blocks but {cached} registered blocks have count 0"
     for order, e in L.entries.items():
         if e.order != order or not e.blocks:
             return f"entry {order}: misfiled or empty"
         for b in e.blocks:
-            in_entries += 1
             if L.bentry[b] != order or L.ref[b] != 0 or L.bhash[b] == NONE:
                 return f"entry {order}: block {b} is not a cached block of it"
-    if in_entries != len(cached):
-        return f"entries hold {in_entries} blocks but {len(cached)} are cached"
-    copies = 0
+    in_entries = sum(len(e.blocks) for e in L.entries.values())
+    if in_entries != cached:
+        return f"entries hold {in_entries} blocks but {cached} are cached"
     for h, bs in L.table.items():
-        for b in bs:
-            if L.bhash[b] != h:
-                return f"hash table lists block {b} under a hash it is not registered with"
-        copies += len(bs)
         if not bs:
             return "an empty copy list in the hash table"
+        if any(L.bhash[b] != h for b in bs):
+            return f"hash table lists block {bs} under a hash one is not registered with"
     for b in range(n):
-        h = L.bhash[b]
-        if h == NONE:
-            continue
-        content = L.bcontent[b]
-        if content is None or content.block_hash(L.bidx[b], L.block) != h:
+        h, content = L.bhash[b], L.bcontent[b]
+        if h != NONE and (content is None or content.block_hash(L.bidx[b], L.block) != h):
             return f"block {b}: registered hash differs from its content's"
-        if b not in L.table.get(h, []):
+        if h != NONE and b not in L.table.get(h, []):
             return f"block {b}: registered but not in the hash table"
-    if copies - len(L.table) != L.dups:
-        return f"dups is {L.dups} but the hash table has {copies - len(L.table)}"
-    free = set(L.free)
-    if len(free) != len(L.free):
+    dups = sum(len(bs) - 1 for bs in L.table.values())
+    if dups != L.dups:
+        return f"dups is {L.dups} but the hash table has {dups}"
+    if len(set(L.free)) != len(L.free):
         return "a block twice on the free stack"
     for b in L.free:
         if b >= n or L.ref[b] != 0 or L.bhash[b] != NONE:
             return f"block {b} is on the free stack but in use"
-    if len(L.free) + allocated + len(cached) != n:
-        return f"{len(L.free)} free + {allocated} allocated + {len(cached)} cached ≠ {n} used ids"
-    if L.total >= 0 and allocated + len(cached) > L.total:
-        return f"allocated + cached = {allocated + len(cached)} > {L.total} blocks"
+    if len(L.free) + allocated + cached != n:
+        return f"{len(L.free)} free + {allocated} allocated + {cached} cached ≠ {n} used ids"
+    if L.total >= 0 and allocated + cached > L.total:
+        return f"allocated + cached = {allocated + cached} > {L.total} blocks"
     if L.total >= 0 and (L.fresh + n != L.total or L.fresh < 0):
         return f"fresh {L.fresh} + {n} used ids ≠ {L.total} blocks"
     return None
