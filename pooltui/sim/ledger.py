@@ -300,10 +300,7 @@ class Ledger:
         """The hit for an attempt whose max(U, context) is `upto`: the longest run of leading
         registered blocks (first copies), at most floor((upto - 1) / block) blocks."""
         out = Hit()
-        if upto < 1:
-            return out
-        cap = (upto - 1) // self.block
-        for j in range(cap):
+        for j in range((upto - 1) // self.block):  # none when upto < 1
             copies = self.table.get(content.block_hash(j, self.block))
             if copies is None:
                 break
@@ -457,9 +454,8 @@ class Ledger:
             return False
         content = self.bcontent[b]
         assert content is not None
-        for j in range(self.bidx[b]):
-            if content.block_hash(j, self.block) not in self.table:
-                return False
+        if any(not self.has(content, j) for j in range(self.bidx[b])):
+            return False
         return self.table[self.bhash[b]][0] == b
 
     # ------------------------------------------------------------------ spill tiers
@@ -489,9 +485,8 @@ class Ledger:
         e.spilled = True
         for j in sorted(set(todo)):
             b = self._take(content, j)
-            h = content.block_hash(j, self.block)
-            self.bhash[b] = h
-            self.table[h] = [b]
+            self.bhash[b] = content.block_hash(j, self.block)
+            self.table[self.bhash[b]] = [b]
             self.bentry[b] = e.order
             self.cached += 1
             e.blocks.append(b)
