@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import os
 import pickle
+import random
 import subprocess
 import sys
+from bisect import bisect_right
 from collections.abc import Callable
 
 import pytest
@@ -23,6 +25,7 @@ from pooltui.sim.ledger import (
     HELD,
     NONE,
     Content,
+    Evicted,
     Hit,
     Ledger,
     Table,
@@ -729,3 +732,103 @@ def test_a_missing_table_breaks_the_counts() -> None:
     # The caller's holds are the truth: leaving B out, blocks 0 3 4 have one holder too many.
     L, ts = scene()
     assert check(L, ts[:1]) == "block 0: count 2, but 1 tables hold it"
+
+
+# --------------------------------------------------------------------------- random walks
+
+
+def _unit(c: Content, u: int) -> tuple[object, ...]:
+    """Unit u of c spelled out, without hashes: (key, offset in its piece) or (private, u)."""
+    if u >= c.total:
+        return ("private", c.sid, u)
+    k = bisect_right(c.ends, u)
+    key = c.keys[k]
+    norm = ("s", key) if isinstance(key, str) else ("n", float(key))
+    return (norm, u - (c.ends[k - 1] if k else 0))
+
+
+def _prefix(c: Content, n: int) -> tuple[tuple[object, ...], ...]:
+    return tuple(_unit(c, u) for u in range(n))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_walk_keeps_every_invariant(seed: int) -> None:
+    # Random admissions, registrations, grows, releases, drops, evictions, spills to a tier
+    # of another block size, and pickling; after every step check() holds in both pools,
+    # and every lookup's hit equals a brute-force one over units spelled out (a block is
+    # hit iff some registered block's prefix equals the content's, unit by unit).
+    rng = random.Random(seed)
+    B = rng.choice([1, 2, 3, 4])
+    L, tier = Ledger(rng.choice([6, 10, 16]), B), Ledger(12, rng.choice([1, 2, 5]))
+    keys: list[int | float | str] = [0, 1, 1.0, "a", "0", "b"]
+    tables: list[Table] = []
+    hid = 0
+    for _step in range(150):
+        op = rng.random()
+        if op < 0.3 or not tables:
+            pieces = [(rng.choice(keys), rng.randint(1, 5)) for _ in range(rng.randint(0, 3))]
+            c = Content(rng.randint(1, 3), pieces)
+            size = rng.randint(1, 16)
+            upto = max(size, rng.randint(0, 16))
+            hit = L.lookup(c, upto)
+            registered = {
+                _prefix(x, (L.bidx[b] + 1) * B)
+                for b in range(len(L.ref))
+                if L.bhash[b] != NONE and (x := L.bcontent[b]) is not None
+            }
+            e = 0
+            while e < (upto - 1) // B and _prefix(c, (e + 1) * B) in registered:
+                e += 1
+            assert len(hit.blocks) == e
+            for j, b in enumerate(hit.blocks):
+                x = L.bcontent[b]
+                assert x is not None and _prefix(x, (j + 1) * B) == _prefix(c, (j + 1) * B)
+            if not L.fits(L.nb(size) - e, hit):
+                continue
+            hid += 1
+            t = Table(hid, c)
+            L.acquire(t, hit)
+            _make_room(L, L.nb(size) - len(t.blocks), tier, rng)
+            L.grow(t, size)
+            tables.append(t)
+        elif op < 0.55:
+            t = rng.choice(tables)
+            L.register(t, rng.randint(0, t.size))
+        elif op < 0.65:
+            t = rng.choice(tables)
+            size = t.size + rng.randint(1, 6)
+            if L.fits(L.nb(size) - len(t.blocks)):
+                _make_room(L, L.nb(size) - len(t.blocks), tier, rng)
+                L.grow(t, size)
+        elif op < 0.85:
+            t = tables.pop(rng.randrange(len(tables)))
+            L.release(t, float(_step), keep=rng.random() < 0.85)
+        elif op < 0.95 and L.entries:
+            order = rng.choice(list(L.entries))
+            _spill(L.evict(order, rng.randint(1, len(L.entries[order].blocks))), tier, rng)
+        else:
+            L, tier, tables = pickle.loads(pickle.dumps((L, tier, tables)))
+        assert check(L, tables) is None, (seed, _step, check(L, tables))
+        assert check(tier, []) is None, (seed, _step, check(tier, []))
+
+
+def _make_room(L: Ledger, need: int, tier: Ledger, rng: random.Random) -> None:
+    while L.short(need) > 0:
+        e = rng.choice(list(L.entries.values()))  # any order: `evict by` may pick any
+        _spill(L.evict(e.order, min(L.short(need), len(e.blocks))), tier, rng)
+
+
+def _spill(gone: list[Evicted], tier: Ledger, rng: random.Random) -> None:
+    for c, lo, hi in spill_ranges(gone):
+        for b in gone:  # every evicted unit is inside one range of the same chain
+            if c.sid == b.content.sid and lo <= b.lo < hi:
+                assert _prefix(c, b.hi)[b.lo :] == _prefix(b.content, b.hi)[b.lo :]
+        write, have = tier.spill_plan(c, lo, hi)
+        assert sorted(write + have) == list(tier.whole_blocks(lo, hi))
+        while write and tier.short(len(write)) > 0 and tier.entries:
+            e = tier.lru()
+            assert e is not None
+            tier.evict(e.order, min(tier.short(len(write)), len(e.blocks)))
+        write, _ = tier.spill_plan(c, lo, hi)  # eviction may have taken some of `have`
+        if tier.short(len(write)) == 0:
+            tier.land(c, write, 0.0)
