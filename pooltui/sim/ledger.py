@@ -319,6 +319,8 @@ class Ledger:
         if t.blocks:
             raise RuntimeError("ledger: acquire into a table that holds blocks")
         for b in hit.blocks:
+            if self.bhash[b] == NONE:
+                raise RuntimeError(f"ledger: stale hit (block {b} was evicted since)")
             if self.ref[b] == 0:
                 self._leave_entry(b)
                 self.cached -= 1

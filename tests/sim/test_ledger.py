@@ -832,3 +832,17 @@ def _spill(gone: list[Evicted], tier: Ledger, rng: random.Random) -> None:
         write, _ = tier.spill_plan(c, lo, hi)  # eviction may have taken some of `have`
         if tier.short(len(write)) == 0:
             tier.land(c, write, 0.0)
+
+
+def test_a_stale_hit_is_refused() -> None:
+    # A hit looked up, then its block evicted before acquire: the caller's bug, caught.
+    L = Ledger(4, 4)
+    a, _ = admit(L, 1, Content(1), 8, 8)
+    L.register(a, 8)
+    e = L.release(a, 1.0)
+    assert e is not None
+    hit = L.lookup(Content(1), 9)
+    assert hit.blocks == [0, 1]
+    L.evict(e.order, 2)
+    with pytest.raises(RuntimeError, match="stale hit"):
+        L.acquire(Table(2, Content(1)), hit)
