@@ -92,12 +92,10 @@ def _read(it: Any, shown: str, limit: int | None, span: Span) -> Table:
             bits = [0] * len(columns)
             epoch = [None] * len(columns)
             continue
-        if limit is not None and len(rows) >= limit:
-            break
         if not raw.strip():
             continue  # blank lines (a trailing one, usually) carry no row
         if len(rows) >= MAX_ROWS:
-            raise too_many_rows(shown, n)
+            raise too_many_rows(shown, n, MAX_ROWS)
         cells, cols = _split(raw)
         width = len(columns)
         if len(cells) != width:
@@ -139,8 +137,10 @@ def _read(it: Any, shown: str, limit: int | None, span: Span) -> Table:
             bits[i] |= KIND_NUMBER
             row.append(v)
         if values > MAX_VALUES:
-            raise too_many_values(shown, n)
+            raise too_many_values(shown, n, MAX_VALUES)
         rows.append(tuple(row))
+        if limit is not None and len(rows) >= limit:
+            break  # before the next line is read
     if columns is None:
         raise SourceError(Diagnostic(Span(shown, 1, 1, 1, 2), "the CSV has no header line"))
     return Table(columns, tuple(rows), kind_names(bits))

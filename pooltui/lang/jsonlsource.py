@@ -60,12 +60,10 @@ def read_jsonl(path: str, shown: str, limit: int | None, span: Span) -> Table:
         bits: list[int] = []
         values = 0
         for n, text in lines(f, shown):
-            if limit is not None and len(rows) >= limit:
-                break
             if not text.strip():
                 continue
             if len(rows) >= MAX_ROWS:
-                raise too_many_rows(shown, n)
+                raise too_many_rows(shown, n, MAX_ROWS)
 
             def err(msg: str, col: int = 1, n: int = n) -> SourceError:
                 return SourceError(Diagnostic(Span(shown, n, col, n, col + 1), msg))
@@ -121,8 +119,10 @@ def read_jsonl(path: str, shown: str, limit: int | None, span: Span) -> Table:
                 )
             values += len(columns)
             if values > MAX_VALUES:
-                raise too_many_values(shown, n)
+                raise too_many_values(shown, n, MAX_VALUES)
             rows.append(tuple(row))
+            if limit is not None and len(rows) >= limit:
+                break  # before the next line is read
     if columns is None:
         raise SourceError(
             Diagnostic(

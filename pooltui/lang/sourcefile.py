@@ -174,21 +174,20 @@ def lines(f: BinaryIO, shown: str) -> Iterator[tuple[int, str]]:
         yield n, text
 
 
-def too_many_rows(shown: str, n: int) -> SourceError:
+def too_many_rows(shown: str, n: int, most: int) -> SourceError:
     return SourceError(
         Diagnostic(
             Span(shown, n, 1, n, 2),
-            f"more than {MAX_ROWS:,} rows (the most one source may give); read fewer with "
-            "`limit N`",
+            f"more than {most:,} rows (the most one source may give); read fewer with `limit N`",
         )
     )
 
 
-def too_many_values(shown: str, n: int) -> SourceError:
+def too_many_values(shown: str, n: int, most: int) -> SourceError:
     return SourceError(
         Diagnostic(
             Span(shown, n, 1, n, 2),
-            f"more than {MAX_VALUES:,} values (cells and list elements, the most one source "
+            f"more than {most:,} values (cells and list elements, the most one source "
             "may hold); read fewer rows with `limit N`",
         )
     )
