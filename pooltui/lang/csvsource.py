@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import csv
 import datetime as _dt
-import json
 import re
 from typing import Any
 
 from pooltui.lang.errors import Diagnostic
 from pooltui.lang.ir import Span
 from pooltui.lang.sourcefile import (
+    JSON,
     KIND_LIST,
     KIND_NUMBER,
     MAX_ROWS,
@@ -29,7 +29,6 @@ from pooltui.lang.sourcefile import (
     lines,
     list_value,
     open_source,
-    reject_constant,
     shown_columns,
     shown_name,
     too_many_rows,
@@ -153,7 +152,7 @@ def _at(shown: str, n: int, col: int, cell: str) -> Span:
 def _json_list(s: str, column: str, where: Span) -> tuple[int | float | str, ...]:
     col = shown_name(column)
     try:
-        v = json.loads(s, parse_constant=reject_constant)
+        v = JSON.decode(s)
     except BadValue as exc:
         why = f"it holds {exc}"
     except RecursionError:

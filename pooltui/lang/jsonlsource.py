@@ -16,6 +16,7 @@ from typing import Any
 from pooltui.lang.errors import Diagnostic
 from pooltui.lang.ir import Span
 from pooltui.lang.sourcefile import (
+    JSON,
     KIND_LIST,
     KIND_NUMBER,
     KIND_STRING,
@@ -28,7 +29,6 @@ from pooltui.lang.sourcefile import (
     lines,
     list_value,
     open_source,
-    reject_constant,
     scalar,
     shown_name,
     too_many_rows,
@@ -69,7 +69,7 @@ def read_jsonl(path: str, shown: str, limit: int | None, span: Span) -> Table:
                 return SourceError(Diagnostic(Span(shown, n, col, n, col + 1), msg))
 
             try:
-                obj = json.loads(text, parse_constant=reject_constant)
+                obj = JSON.decode(text)
             except BadValue as exc:
                 raise err(f"line {n} holds {exc}") from None
             except json.JSONDecodeError as exc:

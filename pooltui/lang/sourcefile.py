@@ -16,6 +16,7 @@ header, a JSON object's keys) are named, clipped and with control characters esc
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from collections.abc import Iterator
@@ -193,6 +194,9 @@ def too_many_values(shown: str, n: int, most: int) -> SourceError:
     )
 
 
+_PLAIN = {int, float, str}
+
+
 class BadValue(Exception):
     """A JSON value that is not an attribute value; the message says why (no content)."""
 
@@ -212,6 +216,8 @@ def scalar(v: Any) -> int | float | str:
 
 def list_value(items: list[Any]) -> tuple[int | float | str, ...]:
     """A JSON list of numbers and strings as a tuple; BadValue for anything nested."""
+    if {type(v) for v in items} <= _PLAIN:
+        return tuple(items)  # the usual case, fast: no bool, None, list or dict in it
     out: list[int | float | str] = []
     for v in items:
         if isinstance(v, list):
@@ -226,3 +232,6 @@ def list_value(items: list[Any]) -> tuple[int | float | str, ...]:
 def reject_constant(name: str) -> Any:
     """json's parse_constant: NaN, Infinity and -Infinity are not JSON numbers."""
     raise BadValue(f"{name}, which is not a JSON number")
+
+
+JSON = json.JSONDecoder(parse_constant=reject_constant)  # one decoder for every line
