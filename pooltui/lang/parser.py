@@ -410,6 +410,8 @@ def _what(first: Token | None, second: Token | None) -> str:
 
 
 def _describe(expected: set[str]) -> str:
+    if {"NAME", "SEED", "LIMIT", "INF"} <= expected:  # after `row.`: any name, keywords too
+        return "a column name (row.NAME)"
     if expected >= _DECL_T:
         return "a declaration (seed, const, stage, pool, session or check)"
     if expected >= _POOL_T:

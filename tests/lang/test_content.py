@@ -494,3 +494,18 @@ def test_row_and_value_caps(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
         "t.jsonl:2:1: error: more than 10 values (cells and list elements, the most one source "
         "may hold); read fewer rows with `limit N`"
     )
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("session s { x = row.; }", "expected a column name (row.NAME), found ';'"),
+        ("pool kv { }\nsession s { hold kv (1) content (7) { } }", "expected ':', found ')'"),
+        ("pool kv { }\nsession s { hold kv (1) content (1 : 1) need (2) { } }",
+         "expected '{', found 'need'"),
+        ("session s { content = 3; }",
+         "expected a statement or '}', found 'content' (a keyword: keywords are reserved)"),
+    ],
+)  # fmt: skip
+def test_syntax(spec: str, message: str, tmp_path: Path) -> None:
+    assert error_of(spec, tmp_path).diagnostics[0].message == message
