@@ -57,7 +57,9 @@ class Var:
 
 @dataclass(frozen=True, slots=True)
 class Attr:
-    """A session attribute (assigned with `NAME = EXPR;`, or a CSV column)."""
+    """A session attribute (assigned with `NAME = EXPR;`, or a column of the session's source,
+    read bare or as `row.NAME`). A source column may hold strings or lists; the checker lets
+    only a content key read those (`ContentPiece`)."""
 
     name: str
     span: Span = NO_SPAN
