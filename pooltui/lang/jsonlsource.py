@@ -36,6 +36,19 @@ from pooltui.lang.sourcefile import (
 )
 
 SUFFIXES = (".jsonl", ".ndjson")
+# json's messages, without what some of them quote from the line ("Invalid \\escape: 'q'").
+_JSON_ERRORS = (
+    "Expecting value",
+    "Expecting ',' delimiter",
+    "Expecting ':' delimiter",
+    "Expecting property name enclosed in double quotes",
+    "Unterminated string",
+    "Invalid control character",
+    "Invalid \\uXXXX escape",
+    "Invalid \\escape",
+    "Extra data",
+    "Illegal trailing comma",
+)
 
 
 def is_jsonl(path: str) -> bool:
@@ -73,7 +86,8 @@ def read_jsonl(path: str, shown: str, limit: int | None, span: Span) -> Table:
             except BadValue as exc:
                 raise err(f"line {n} holds {exc}") from None
             except json.JSONDecodeError as exc:
-                raise err(f"line {n} is not valid JSON: {exc.msg}", exc.colno) from None
+                why = next((m for m in _JSON_ERRORS if exc.msg.startswith(m)), "a syntax error")
+                raise err(f"line {n} is not valid JSON: {why}", exc.colno) from None
             except RecursionError:
                 raise err(f"line {n} is nested too deeply") from None
             except ValueError:  # an integer of thousands of digits
