@@ -6,6 +6,9 @@ Public API (the rest of pooltui uses only these):
     compile_source(text, file, base_dir) -> Program
     compile_condition(text, program, file) -> Expr   # a breakpoint condition or a watch
     SpecError, SpecRuntimeError, Diagnostic, render
+
+The simulator also compiles IR expressions with `pooltui.lang.exprs.compile_expr` and a
+hold's `content` clause with `pooltui.lang.content.compile_content`.
 """
 
 from pooltui.lang.errors import Diagnostic, SpecError, SpecRuntimeError, render

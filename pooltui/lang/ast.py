@@ -82,7 +82,19 @@ class CondE:
     depth: int = 1
 
 
-Expr = Number | Name | Index | CallE | DrawE | UnaryE | BinaryE | CondE
+@dataclass(slots=True)
+class FieldE:
+    """`row.NAME`: a column of the session's source, keywords included (`row.time`)."""
+
+    base: str  # `row`, or whatever was written before the dot (the checker refuses others)
+    base_span: Span
+    name: str
+    name_span: Span
+    span: Span
+    depth: int = 1
+
+
+Expr = Number | Name | Index | CallE | DrawE | UnaryE | BinaryE | CondE | FieldE
 
 
 def children(e: Expr) -> list[Expr]:
@@ -121,6 +133,25 @@ class Assign:
 
 
 @dataclass(slots=True)
+class StringE:
+    """A string literal as a content piece's key."""
+
+    value: str
+    span: Span
+    depth: int = 1
+
+
+@dataclass(slots=True)
+class PieceA:
+    """`KEY : UNITS` in `content (…)`."""
+
+    key: Expr | StringE
+    units: Expr
+    span: Span
+    depth: int = 1
+
+
+@dataclass(slots=True)
 class HoldS:
     ref: RefA
     units: Expr
@@ -129,6 +160,8 @@ class HoldS:
     body: list[Stmt]
     span: Span
     depth: int = 1
+    content: list[PieceA] | None = None  # `content (…)`; None when the hold has no clause
+    content_span: Span | None = None  # the `content` keyword
 
 
 @dataclass(slots=True)

@@ -17,7 +17,7 @@ from typing import Literal
 
 from pooltui.lang import ast as A
 from pooltui.lang import ir
-from pooltui.lang.csvsource import CsvError, read_table
+from pooltui.lang.csvsource import read_table
 from pooltui.lang.errors import Diagnostic, SpecRuntimeError
 from pooltui.lang.exprs import (
     CONTEXT_VARIABLES,
@@ -28,6 +28,8 @@ from pooltui.lang.exprs import (
     compile_expr,
 )
 from pooltui.lang.ir import Span
+from pooltui.lang.jsonlsource import is_jsonl, read_jsonl
+from pooltui.lang.sourcefile import SourceError, shown_columns
 
 MAX_DEPTH = 200
 
@@ -85,6 +87,9 @@ class Ctx:
     # Stage families that may be named bare here: the `admit via` stages of the pools of the
     # enclosing holds (the member is the one joined with the hold's pool member).
     joined: frozenset[str] = frozenset()
+    in_session: bool = False  # a session's own statement or arrival (not a policy key)
+    kinds: tuple[str, ...] = ()  # per column of `columns`: what it holds (Table.kinds)
+    lists: bool = False  # a content key's value: a list or string attribute may be read
 
 
 @dataclass(slots=True)
@@ -126,13 +131,15 @@ class Checker:
         self.file = file
         self.base_dir = base_dir
         self.diags: list[Diagnostic] = []
-        self.sources: dict[str, str] = {}  # CSV text by shown path, to render CSV errors
+        self.sources: dict[str, str | None] = {}  # source files by shown path: never shown
         self.const_decls: dict[str, A.ConstD] = {}
         self.const_values: dict[str, Number] = {}
         self.const_failed: set[str] = set()
         self.const_stack: list[str] = []
         self.syms: dict[str, Sym] = {}  # pools and stages (a shared namespace)
         self.attr_names: set[str] = set()
+        # What each source column holds, all sources together (for policy keys).
+        self.column_kinds: dict[str, set[str]] = {}
 
     # ------------------------------------------------------------------ diagnostics
     def err(self, span: Span, msg: str, notes: Sequence[str] = ()) -> None:
@@ -212,6 +219,8 @@ class Checker:
             table = tables.get(id(s))
             if table is not None:
                 self.attr_names.update(table.columns)
+                for c, k in zip(table.columns, table.kinds, strict=True):
+                    self.column_kinds.setdefault(c, set()).update(k.split("|"))
 
         c_stages = [self.stage(d, sym) for d, sym in zip(stages, stage_syms, strict=True)]
         c_pools = [self.pool(d, sym) for d, sym in zip(pools, pool_syms, strict=True)]
@@ -553,15 +562,19 @@ class Checker:
                 return None
             limit = int(v)
         full = s.path if os.path.isabs(s.path) else os.path.join(self.base_dir, s.path)
+        jsonl = is_jsonl(s.path)
         try:
-            table = read_table(full, s.path, limit, s.path_span)
-        except CsvError as exc:
+            table = (read_jsonl if jsonl else read_table)(full, s.path, limit, s.path_span)
+        except SourceError as exc:
             d = exc.diagnostic
-            if exc.text is not None:
-                self.sources[d.span.file] = exc.text
+            if d.span.file != self.file:
+                self.sources[d.span.file] = None  # a source's lines are never shown
             self.diags.append(d)
             return None
-        return _Table(os.path.abspath(full), s.path, limit, table.columns, table.rows, s.path_span)
+        return _Table(
+            os.path.abspath(full), s.path, limit, table.columns, table.rows, s.path_span,
+            "jsonl" if jsonl else "csv", table.kinds,
+        )  # fmt: skip
 
     def collect_attrs(self, items: Sequence[A.Stmt | A.Arrive]) -> None:
         stack: list[A.Stmt | A.Arrive] = list(items)
@@ -579,8 +592,9 @@ class Checker:
         if s.path is not None and table is None:
             return None  # the CSV's error is reported already
         columns = table.columns if table else ()
+        kinds = table.kinds if table else ()
         csv = s.path
-        base = dict(attrs=True, columns=columns, csv=csv)
+        base = dict(attrs=True, columns=columns, csv=csv, in_session=True, kinds=kinds)
         stmt_cx = Ctx("a session statement", frozenset({"now", "serial"}), **base)  # type: ignore[arg-type]
         hold_vars = frozenset({"now", "serial", "computed", "context"})
         hold_cx = Ctx("a statement inside a hold", hold_vars, **base)  # type: ignore[arg-type]
@@ -609,6 +623,8 @@ class Checker:
                     columns=columns,
                     csv=csv,
                     columns_only=True,
+                    in_session=True,
+                    kinds=kinds,
                 )
                 x = self.expr(item.expr, cx)
                 if x is None:
@@ -628,8 +644,9 @@ class Checker:
         source = None
         if table is not None:
             source = ir.CSource(
-                table.path, table.written, table.limit, table.columns, table.rows, table.span
-            )
+                table.path, table.written, table.limit, table.columns, table.rows, table.span,
+                table.format, table.kinds,
+            )  # fmt: skip
         return ir.CSession(
             name=s.name,
             count=count,
@@ -680,6 +697,7 @@ class Checker:
             units = self.expr(st.units, header)
             need = self.expr(st.need, header) if st.need is not None else None
             reserve = self.expr(st.reserve, header) if st.reserve is not None else None
+            content = self.content(st.content, header)
             scope.holds.append(_Hold(st.ref.name))
             try:
                 body = self.block(st.body, scope)
@@ -691,7 +709,9 @@ class Checker:
                 st.reserve is not None and reserve is None
             ):
                 return None
-            return ir.Hold(ref, units, need, reserve, body, st.span)
+            if content is None:
+                return None
+            return ir.Hold(ref, units, need, reserve, body, st.span, content)
         if isinstance(st, A.RunS):
             shared_ok = st.ref.name in cx.joined
             ref = self.ref(st.ref, "step", "run", cx, bare_family_ok=shared_ok)
@@ -737,6 +757,131 @@ class Checker:
             return ir.If(c, then, other, st.span)
         self.err(st.span, "arrive belongs at the top of a session's body")  # pragma: no cover
         return None
+
+    # ------------------------------------------------------------------ content
+    def content(
+        self, pieces: list[A.PieceA] | None, header: Ctx
+    ) -> tuple[ir.ContentPiece, ...] | None:
+        """A hold's `content (…)`: what a header may read but `computed`, and no draws."""
+        if pieces is None:
+            return ()
+        cx = replace(
+            header,
+            where="a hold's content",
+            vars=header.vars - {"computed"},
+            draw="the content is evaluated once, at the hold's first attempt; "
+            "draw into an attribute before the hold",
+        )
+        out = [self.piece(p, cx) for p in pieces]
+        if any(x is None for x in out):
+            return None
+        return tuple(x for x in out if x is not None)
+
+    def piece(self, p: A.PieceA, cx: Ctx) -> ir.ContentPiece | None:
+        if not self.depth_ok(p):
+            return None
+        key: ir.Expr | ir.Str | None
+        if isinstance(p.key, A.StringE):
+            key = ir.Str(p.key.value, p.key.span)
+        else:
+            key = self.content_key(p.key, cx)
+        units = self.expr(p.units, cx)
+        if units is not None and _constant(units):
+            v = self.evaluate(units, p.units.span)
+            if v is None:
+                return None
+            if not (v > 0 and _is_int(v) and not math.isinf(v)):
+                self.err(
+                    p.units.span,
+                    f"a content piece's units must be a positive whole number, got {fmt(v)}",
+                )
+                return None
+        if key is None or units is None:
+            return None
+        return ir.ContentPiece(key, units, p.span)
+
+    def content_key(self, e: A.Expr, cx: Ctx) -> ir.Expr | None:
+        """A key's value may be a list or string attribute (or a conditional choosing one);
+        anything computed from one is still a compile error."""
+        if isinstance(e, A.Name):
+            return self.name(e.name, e.span, replace(cx, lists=True))
+        if isinstance(e, A.FieldE):
+            return self.field(e, replace(cx, lists=True))
+        if isinstance(e, A.CondE):
+            c = self._expr(e.cond, cx)
+            a = self.content_key(e.then, cx)
+            b = self.content_key(e.otherwise, cx)
+            if c is None or a is None or b is None:
+                return None
+            return ir.Cond(c, a, b, e.span)
+        return self._expr(e, cx)
+
+    def attr(self, name: str, span: Span, cx: Ctx, shown: str) -> ir.Attr | None:
+        """An attribute read; a list or string one only as a content key's value."""
+        if not cx.lists:
+            if cx.in_session:
+                kinds = (
+                    set(cx.kinds[cx.columns.index(name)].split("|"))
+                    if name in cx.columns and cx.kinds
+                    else set()
+                )
+                whose = f"a column of '{cx.csv}'"
+            else:
+                kinds = self.column_kinds.get(name, set())
+                whose = "a column of a session's source"
+            for kind in ("list", "string"):
+                if kind in kinds:
+                    some = "" if kinds == {kind} else " in some rows"
+                    self.err(
+                        span,
+                        f"'{shown}' holds {kind}s{some} ({whose}); a {kind} can only be a "
+                        f"content key: content ({shown} : UNITS)",
+                    )
+                    return None
+        return ir.Attr(name, span)
+
+    def field(self, e: A.FieldE, cx: Ctx) -> ir.Expr | None:
+        """`row.NAME`: a column of the session's source (any name, keywords included)."""
+        shown = f"row.{e.name}"
+        if e.base != "row":
+            self.err(
+                e.span,
+                f"'{e.base}.{e.name}' means nothing: only row.NAME, a column of the session's "
+                "source, is written with a dot",
+            )
+            return None
+        if cx.const is not None:
+            self.err(e.span, f"{_must(cx.const)}: '{shown}' is a column of a session's source")
+            return None
+        if cx.in_session:
+            if cx.csv is None:
+                self.err(
+                    e.span,
+                    f"'{shown}' reads a column of the session's source, and this session has "
+                    'none (session NAME from "FILE" …)',
+                )
+                return None
+            if e.name not in cx.columns:
+                near = close(e.name, cx.columns)
+                hint = f"; did you mean '{near}'?" if near else ""
+                self.err(
+                    e.name_span,
+                    f"unknown column '{e.name}': the columns of '{cx.csv}' are "
+                    f"{shown_columns(cx.columns)}{hint}",
+                )
+                return None
+            return self.attr(e.name, e.span, cx, shown)
+        if not cx.attrs:
+            self.err(
+                e.span,
+                f"'{shown}' is a column of a session's source; {cx.where} cannot read "
+                "session attributes",
+            )
+            return None
+        if e.name not in self.column_kinds:
+            self.err(e.name_span, f"unknown column '{e.name}': no session's source has it")
+            return None
+        return self.attr(e.name, e.span, cx, shown)
 
     def ref(
         self, r: A.RefA, want: str, clause: str, cx: Ctx, bare_family_ok: bool = False
@@ -793,7 +938,7 @@ class Checker:
         return None if x is None else ir.CCheck(c.label, x, c.span)
 
     # ------------------------------------------------------------------ expressions
-    def depth_ok(self, node: A.Expr | A.Stmt | A.Arrive) -> bool:
+    def depth_ok(self, node: A.Expr | A.Stmt | A.Arrive | A.PieceA) -> bool:
         if node.depth <= MAX_DEPTH:
             return True
         cur: object = node
@@ -837,6 +982,8 @@ class Checker:
             return self.call(e, cx)
         if isinstance(e, A.DrawE):
             return self.draw(e, cx)
+        if isinstance(e, A.FieldE):
+            return self.field(e, cx)
         # A.Index outside a query
         assert isinstance(e, A.Index)
         sym = self.syms.get(e.name)
@@ -896,7 +1043,7 @@ class Checker:
             return None
         if cx.columns_only:
             if name in cx.columns:
-                return ir.Attr(name, span)
+                return self.attr(name, span, cx, name)
             if name in self.attr_names:
                 self.err(
                     span,
@@ -905,7 +1052,7 @@ class Checker:
                 )
                 return None
         elif cx.attrs and name in self.attr_names:
-            return ir.Attr(name, span)
+            return self.attr(name, span, cx, name)
         if name in self.attr_names and not cx.attrs:
             self.err(
                 span, f"'{name}' is a session attribute; {cx.where} cannot read session attributes"
@@ -1049,8 +1196,25 @@ class _Table:
     written: str
     limit: int | None
     columns: tuple[str, ...]
-    rows: tuple[tuple[float, ...], ...]
+    rows: tuple[tuple[object, ...], ...]
     span: Span
+    format: Literal["csv", "jsonl"]
+    kinds: tuple[str, ...]
+
+
+def _constant(x: ir.Expr) -> bool:
+    """Whether x is known at compile time (numbers and pure functions of them)."""
+    if isinstance(x, ir.Num):
+        return True
+    if isinstance(x, ir.Unary):
+        return _constant(x.operand)
+    if isinstance(x, ir.Binary):
+        return _constant(x.left) and _constant(x.right)
+    if isinstance(x, ir.Cond):
+        return _constant(x.cond) and _constant(x.then) and _constant(x.otherwise)
+    if isinstance(x, ir.Call):
+        return all(_constant(a) for a in x.args)
+    return False
 
 
 def _must(what: str) -> str:
@@ -1077,9 +1241,14 @@ def _node_children(node: object) -> list[object]:
     if isinstance(node, A.Assign):
         return [node.value]
     if isinstance(node, A.HoldS):
-        return [x for x in (node.ref, node.units, node.need, node.reserve) if x is not None] + list(
-            node.body
-        )
+        return [x for x in (node.ref, node.units, node.need, node.reserve) if x is not None] + [
+            *(node.content or ()),
+            *node.body,
+        ]
+    if isinstance(node, A.PieceA):
+        return [node.key, node.units]
+    if isinstance(node, A.StringE):
+        return []
     if isinstance(node, A.RunS):
         return [node.ref, node.amount]
     if isinstance(node, A.GrowS):

@@ -1,9 +1,10 @@
 """`session NAME from "FILE.csv" [limit N]`: the trace read at compile time.
 
-Every cell becomes a number: a plain number as itself, a date-time
-`YYYY-MM-DD HH:MM:SS[.fffffff]` as seconds since the first row's date-time in that column.
-Errors inside the CSV are located in the CSV (its path, line and column), so they render
-with the CSV's own line under them.
+A cell becomes a number (a plain number as itself, a date-time `YYYY-MM-DD HH:MM:SS[.fffffff]`
+as seconds since the first row's date-time in that column) or, when it starts with `[`, a
+JSON list of numbers and strings (a tuple). The file is read line by line (`sourcefile`) and
+reading stops at `limit`. Errors inside the CSV are located in the CSV (its path, line and
+column) and never quote its cells.
 """
 
 from __future__ import annotations
@@ -11,26 +12,32 @@ from __future__ import annotations
 import csv
 import datetime as _dt
 import re
-from dataclasses import dataclass
+from typing import Any
 
 from pooltui.lang.errors import Diagnostic
 from pooltui.lang.ir import Span
+from pooltui.lang.sourcefile import (
+    JSON,
+    KIND_LIST,
+    KIND_NUMBER,
+    MAX_ROWS,
+    MAX_VALUES,
+    BadValue,
+    SourceError,
+    Table,
+    kind_names,
+    lines,
+    list_value,
+    open_source,
+    shown_columns,
+    shown_name,
+    too_many_rows,
+    too_many_values,
+)
+
+CsvError = SourceError  # the name the checker knew it by
 
 _DATETIME = re.compile(r"(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(\.\d+)?\Z")
-
-
-class CsvError(Exception):
-    def __init__(self, diagnostic: Diagnostic, text: str | None = None):
-        super().__init__(diagnostic.message)
-        self.diagnostic = diagnostic
-        self.text = text  # the CSV's text, to render the culprit's line; None: not readable
-
-
-@dataclass(frozen=True, slots=True)
-class Table:
-    columns: tuple[str, ...]
-    rows: tuple[tuple[float, ...], ...]
-    text: str
 
 
 def _split(line: str) -> tuple[list[str], list[int]]:
@@ -54,81 +61,119 @@ def _split(line: str) -> tuple[list[str], list[int]]:
 
 def read_table(path: str, shown: str, limit: int | None, span: Span) -> Table:
     """Read and convert the CSV at `path` (`shown` is the name used in messages)."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as exc:
-        reason = exc.strerror or str(exc)
-        raise CsvError(Diagnostic(span, f"cannot read '{shown}': {reason}")) from None
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise CsvError(
-            Diagnostic(span, f"cannot read '{shown}': not UTF-8 text (byte {exc.start})")
-        ) from None
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    if not lines or not lines[0].strip():
-        raise CsvError(Diagnostic(Span(shown, 1, 1, 1, 2), "the CSV has no header line"), text)
-    header, _ = _split(lines[0].rstrip("\r"))
-    columns = tuple(h.strip() for h in header)
-    seen: set[str] = set()
-    for c in columns:
-        if c in seen:
-            raise CsvError(
-                Diagnostic(Span(shown, 1, 1, 1, len(lines[0]) + 1), f"column '{c}' appears twice"),
-                text,
-            )
-        seen.add(c)
-    width = len(columns)
-    rows: list[tuple[float, ...]] = []
-    epoch: list[tuple[int, float] | None] = [None] * width
+    with open_source(path, shown, span) as f:
+        return _read(lines(f, shown), shown, limit, span)
+
+
+def _read(it: Any, shown: str, limit: int | None, span: Span) -> Table:
+    columns: tuple[str, ...] | None = None
+    rows: list[tuple[Any, ...]] = []
+    bits: list[int] = []
+    epoch: list[tuple[int, float] | None] = []
     day_cache: dict[str, int] = {}
-    for lineno in range(1, len(lines)):
-        if limit is not None and len(rows) >= limit:
-            break
-        raw = lines[lineno].rstrip("\r")
+    values = 0
+    for n, raw in it:
+        if columns is None:
+            if not raw.strip():
+                raise SourceError(Diagnostic(Span(shown, n, 1, n, 2), "the CSV has no header line"))
+            header, cols = _split(raw)
+            columns = tuple(h.strip() for h in header)
+            seen: set[str] = set()
+            for c, c0 in zip(columns, cols, strict=True):
+                if c in seen:
+                    raise SourceError(
+                        Diagnostic(
+                            Span(shown, n, c0, n, c0 + max(1, len(c))),
+                            f"column '{shown_name(c)}' appears twice",
+                        )
+                    )
+                seen.add(c)
+            bits = [0] * len(columns)
+            epoch = [None] * len(columns)
+            continue
         if not raw.strip():
             continue  # blank lines (a trailing one, usually) carry no row
+        if len(rows) >= MAX_ROWS:
+            raise too_many_rows(shown, n, MAX_ROWS)
         cells, cols = _split(raw)
+        width = len(columns)
         if len(cells) != width:
-            n = lineno + 1
-            raise CsvError(
+            raise SourceError(
                 Diagnostic(
                     Span(shown, n, 1, n, len(raw) + 1),
                     f"row has {len(cells)} cell{'s' if len(cells) != 1 else ''}, "
-                    f"the header has {width} ({', '.join(columns)})",
-                ),
-                text,
+                    f"the header has {width} ({shown_columns(columns)})",
+                )
             )
-        row: list[float] = []
+        row: list[Any] = []
+        values += width
         for i, cell in enumerate(cells):
             s = cell.strip()
             try:
-                v = float(s)
+                v: Any = float(s)
             except ValueError:
+                if s.startswith("["):
+                    v = _json_list(s, columns[i], _at(shown, n, cols[i], cell))
+                    values += len(v)
+                    bits[i] |= KIND_LIST
+                    row.append(v)
+                    continue
                 m = _DATETIME.match(s)
                 stamp = _seconds(m, day_cache) if m is not None else None
                 if stamp is None:
-                    n = lineno + 1
-                    c0 = cols[i]
-                    raise CsvError(
+                    raise SourceError(
                         Diagnostic(
-                            Span(shown, n, c0, n, c0 + max(1, len(cell))),
-                            f"cell '{s[:40]}' in column '{columns[i]}' is neither a number "
-                            "nor a date-time (YYYY-MM-DD HH:MM:SS)",
-                        ),
-                        text,
+                            _at(shown, n, cols[i], cell),
+                            f"a cell in column '{shown_name(columns[i])}' is neither a number, "
+                            "a date-time (YYYY-MM-DD HH:MM:SS) nor a JSON list ([…])",
+                        )
                     ) from None
                 e = epoch[i]
                 if e is None:
                     epoch[i] = e = stamp
                 # whole seconds and fractions apart, so 2023's epoch seconds keep microseconds
                 v = (stamp[0] - e[0]) + (stamp[1] - e[1])
+            bits[i] |= KIND_NUMBER
             row.append(v)
+        if values > MAX_VALUES:
+            raise too_many_values(shown, n, MAX_VALUES)
         rows.append(tuple(row))
-    return Table(columns, tuple(rows), text)
+        if limit is not None and len(rows) >= limit:
+            break  # before the next line is read
+    if columns is None:
+        raise SourceError(Diagnostic(Span(shown, 1, 1, 1, 2), "the CSV has no header line"))
+    return Table(columns, tuple(rows), kind_names(bits))
+
+
+def _at(shown: str, n: int, col: int, cell: str) -> Span:
+    return Span(shown, n, col, n, col + max(1, len(cell)))
+
+
+def _json_list(s: str, column: str, where: Span) -> tuple[int | float | str, ...]:
+    col = shown_name(column)
+    try:
+        v = JSON.decode(s)
+    except BadValue as exc:
+        why = f"it holds {exc}"
+    except RecursionError:
+        why = "it is nested too deeply"
+    except ValueError:  # not JSON (JSONDecodeError), or a number too long to convert
+        why = "it is not valid JSON"
+    else:
+        if not isinstance(v, list):
+            why = "it is not valid JSON"  # `[1] 2` and the like: JSON, then more
+        else:
+            try:
+                return list_value(v)
+            except BadValue as exc:
+                why = f"it holds {exc}"
+    raise SourceError(
+        Diagnostic(
+            where,
+            f"a cell in column '{col}' starts with '[' but is not a JSON list of numbers or "
+            f"strings: {why}",
+        )
+    )
 
 
 def _seconds(m: re.Match[str], day_cache: dict[str, int]) -> tuple[int, float] | None:

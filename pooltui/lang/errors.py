@@ -27,12 +27,13 @@ class SpecError(Exception):
         self,
         diagnostics: list[Diagnostic] | tuple[Diagnostic, ...],
         source: str = "",
-        sources: dict[str, str] | None = None,
+        sources: dict[str, str | None] | None = None,
     ):
         self.diagnostics = tuple(diagnostics)
         self.source = source
-        # Other files' text by span.file (a CSV whose row is wrong), for render.
-        self.sources = dict(sources or {})
+        # Other files by span.file, for render: their text, or None for a file whose lines
+        # are never shown (a session's source: its content is not quoted).
+        self.sources: dict[str, str | None] = dict(sources or {})
         super().__init__("\n".join(f"{d.span}: {d.severity}: {d.message}" for d in diagnostics))
 
     def render(self) -> str:
@@ -63,13 +64,14 @@ def _source_line(source: str, line: int) -> str | None:
     return lines[line - 1].rstrip("\r")
 
 
-def render(diag: Diagnostic, source: str) -> str:
+def render(diag: Diagnostic, source: str | None) -> str:
     """The diagnostic as the user sees it: header, source line, caret span, notes.
 
+    A None source shows no line (a session's source file, whose content is never quoted).
     Tabs in the source line are shown as single spaces so the caret lines up."""
     span = diag.span
     out = [f"{span.file}:{span.line}:{span.col}: {diag.severity}: {diag.message}"]
-    text = _source_line(source, span.line)
+    text = None if source is None else _source_line(source, span.line)
     if text is not None:
         # Tabs as spaces so the caret lines up; control characters (binary garbage) as
         # U+FFFD so they cannot drive the terminal.

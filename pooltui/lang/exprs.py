@@ -143,9 +143,16 @@ def _compile_attr(expr: Attr) -> Compiled:
 
     def attr(env: Any) -> Number:
         try:
-            return env.attrs[name]  # type: ignore[no-any-return]
+            v = env.attrs[name]
         except KeyError:
             raise SpecRuntimeError(f"attribute '{name}' is read before it is set", span) from None
+        if isinstance(v, int | float):
+            return v
+        # A source's list or string: only a content key may use one (pooltui.lang.content).
+        kind = "a string" if isinstance(v, str) else "a list"
+        raise SpecRuntimeError(
+            f"attribute '{name}' is {kind} here; {kind} can only be a content key", span
+        )
 
     return attr
 

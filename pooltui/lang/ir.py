@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 INF = math.inf
 # A whole number stays an int (it prints as one); `float` alone would let the compiled build
@@ -57,7 +57,9 @@ class Var:
 
 @dataclass(frozen=True, slots=True)
 class Attr:
-    """A session attribute (assigned with `NAME = EXPR;`, or a CSV column)."""
+    """A session attribute (assigned with `NAME = EXPR;`, or a column of the session's source,
+    read bare or as `row.NAME`). A source column may hold strings or lists; the checker lets
+    only a content key read those (`ContentPiece`)."""
 
     name: str
     span: Span = NO_SPAN
@@ -140,6 +142,14 @@ class ArgQuery:
 
 
 Expr = Num | Var | Attr | Unary | Binary | Cond | Call | Draw | Query | ArgQuery
+
+
+@dataclass(frozen=True, slots=True)
+class Str:
+    """A string literal: only a content piece's key may be one (`content ("sys" : 512)`)."""
+
+    value: str
+    span: Span = NO_SPAN
 
 
 # --------------------------------------------------------------------------- stages
@@ -227,6 +237,19 @@ class SetAttr:
 
 
 @dataclass(frozen=True, slots=True)
+class ContentPiece:
+    """`KEY : UNITS` in a hold's `content (…)`: UNITS units of content named KEY.
+
+    KEY is a string literal, or an expression whose value is a number, a string (a source's
+    attribute) or a list of them (one piece per element, in order). Evaluated once, at the
+    hold's first attempt: `pooltui.lang.content.compile_content`."""
+
+    key: Expr | Str
+    units: Expr
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
 class Hold:
     pool: Ref
     units: Expr
@@ -234,6 +257,9 @@ class Hold:
     reserve: Expr | None
     body: tuple[Stmt, ...]
     span: Span = NO_SPAN
+    # `content (PIECE, …)`: the pieces laid end to end from unit 0; past them (and for a hold
+    # without the clause, all of it) the session's private stream.
+    content: tuple[ContentPiece, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -301,19 +327,36 @@ class ArriveEvery:
     span: Span = NO_SPAN
 
 
+# A value read from a source: a number, a string, or a list of numbers and strings (a tuple).
+# Lists and strings exist only as source attributes; only a content key may use them.
+Value = int | float | str | tuple[int | float | str, ...]
+
+
 @dataclass(frozen=True, slots=True)
 class CSource:
-    """The rows of `from "FILE.csv" [limit N]`, read and checked at compile time.
+    """The rows of `from "FILE.csv" [limit N]` or `from "FILE.jsonl" [limit N]`, read and
+    checked at compile time.
 
-    Every value is a number: date-times become seconds since the first row's date-time
-    in the same column."""
+    A CSV cell is a number (date-times become seconds since the first row's date-time in the
+    same column) or, when it starts with `[`, a JSON list. A JSON Lines value is a number, a
+    string or a list of numbers and strings. Each row value is a `Value` (typed Any here so
+    the simulator's number-typed attributes take rows as they are)."""
 
     path: str  # as resolved (absolute)
     written: str  # as written in the spec
     limit: int | None
     columns: tuple[str, ...]
-    rows: tuple[tuple[float, ...], ...]
+    rows: tuple[tuple[Any, ...], ...]
     span: Span = NO_SPAN
+    format: Literal["csv", "jsonl"] = "csv"
+    # Per column, what its rows hold: "number", "string", "list", or several joined by "|"
+    # in that order ("number|list"). Empty for a source built by hand: all numbers.
+    kinds: tuple[str, ...] = ()
+
+    def kind(self, column: str) -> str:
+        if column in self.columns and self.kinds:
+            return self.kinds[self.columns.index(column)]
+        return "number"
 
 
 @dataclass(frozen=True, slots=True)

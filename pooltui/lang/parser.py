@@ -166,11 +166,20 @@ class _Builder:
         return A.RefA(str(name), self.ts(name), index, self.sp(name, close), self.dp(index))
 
     def hold(self, c: list[Any]) -> A.HoldS:
-        kw, ref, units, _n, need, _r, reserve, body = c
+        kw, ref, units, _n, need, _r, reserve, content, body = c
         span = self.sp(kw, units, need, reserve)
-        return A.HoldS(
-            ref, units, need, reserve, body, span, self.dp(ref, units, need, reserve, body)
-        )
+        pieces, content_span = content if content is not None else (None, None)
+        depth = self.dp(ref, units, need, reserve, body, pieces)
+        return A.HoldS(ref, units, need, reserve, body, span, depth, pieces, content_span)
+
+    def content(self, c: list[Any]) -> tuple[list[A.PieceA], Span]:
+        return c[1:-1], self.ts(c[0])
+
+    def piece(self, c: list[Any]) -> A.PieceA:
+        key, units = c
+        if isinstance(key, Token):
+            key = A.StringE(str(key)[1:-1], self.ts(key))
+        return A.PieceA(key, units, self.sp(key, units), self.dp(key, units))
 
     def run(self, c: list[Any]) -> A.RunS:
         kw, ref, kind, amount, rpar = c
@@ -241,6 +250,10 @@ class _Builder:
         kw, name, args, rpar = c
         args = args or []
         return A.DrawE(str(name), self.ts(name), args, self.sp(kw, rpar), self.dp(args))
+
+    def field(self, c: list[Any]) -> A.FieldE:
+        base, _dot, name = c
+        return A.FieldE(str(base), self.ts(base), str(name), self.ts(name), self.sp(base, name))
 
     def paren(self, c: list[Any]) -> Any:
         inner = c[1]
@@ -397,6 +410,8 @@ def _what(first: Token | None, second: Token | None) -> str:
 
 
 def _describe(expected: set[str]) -> str:
+    if {"NAME", "SEED", "LIMIT", "INF"} <= expected:  # after `row.`: any name, keywords too
+        return "a column name (row.NAME)"
     if expected >= _DECL_T:
         return "a declaration (seed, const, stage, pool, session or check)"
     if expected >= _POOL_T:

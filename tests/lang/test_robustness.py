@@ -162,7 +162,7 @@ def test_missing_file_is_a_spec_error(tmp_path: Path) -> None:
         raise AssertionError("compiled")
 
 
-def test_csv_and_spec_errors_render_their_own_lines(tmp_path: Path) -> None:
+def test_spec_errors_render_their_lines_source_errors_none(tmp_path: Path) -> None:
     (tmp_path / "t.csv").write_text("a,b\n1,2\n3,4,5\n")
     spec = 'session s from "t.csv" { }\nsession u { x = nope; }\n'
     try:
@@ -172,6 +172,5 @@ def test_csv_and_spec_errors_render_their_own_lines(tmp_path: Path) -> None:
     else:
         raise AssertionError("compiled")
     assert out.startswith("x.pool:2:17: error: unknown name 'nope'\n2 | session u { x = nope; }\n")
-    assert out.endswith(
-        "t.csv:3:1: error: row has 3 cells, the header has 2 (a, b)\n3 | 3,4,5\n  | ^^^^^"
-    )
+    # A source's lines are never quoted (it may be any file the user can read).
+    assert out.endswith("\nt.csv:3:1: error: row has 3 cells, the header has 2 (a, b)")
