@@ -10,8 +10,18 @@ pooltui render SPEC [...]    write a screenshot of the debugger as SVG
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
 from collections.abc import Sequence
+
+# The last-resort messages, made before anything can run out of memory: printing them
+# allocates nothing more.
+_NO_MEMORY = (
+    b"pooltui: out of memory: this spec needs more memory than there is (too many "
+    b"sessions, members or blocks?); make it smaller, or run it with --until or --events\n"
+)
+_BUG = b"pooltui: this is a bug in pooltui; please report it with the spec.\n"
 
 SUBCOMMANDS = ("check", "run", "render", "ir", "tui")
 
@@ -76,6 +86,38 @@ def version() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except MemoryError:
+        # Free what the failed command held (its frames hang on the traceback) before
+        # saying anything, and say it without allocating.
+        sys.last_value = sys.last_traceback = None
+        _say(_NO_MEMORY)
+        return 1
+    except RecursionError:
+        _say(b"pooltui: internal error: RecursionError: nesting too deep\n" + _BUG)
+        return 3
+
+
+def _say(message: bytes) -> None:
+    """Write to stderr's descriptor directly: no Python objects, no formatting."""
+    with contextlib.suppress(OSError):
+        os.write(2, message)
+
+
+def _internal(exc: BaseException) -> int:
+    try:
+        text = f"pooltui: internal error: {type(exc).__name__}: {exc}"[:2000]
+        _say(text.encode("utf-8", "replace") + b"\n" + _BUG)
+    except MemoryError:
+        _say(_NO_MEMORY)
+        return 1
+    except BaseException:
+        _say(b"pooltui: internal error\n" + _BUG)
+    return 3
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and args_list[0] not in SUBCOMMANDS and not args_list[0].startswith("-"):
         args_list.insert(0, "tui")
@@ -87,6 +129,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    from pooltui.cli.output import OutputError, ignore_file_size_signal, silence_stdout
+
+    ignore_file_size_signal()
     try:
         if args.command == "check":
             from pooltui.cli.check import run_check
@@ -111,11 +156,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("pooltui: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
+        silence_stdout()
         return 1
+    except OutputError as exc:
+        silence_stdout()
+        print(f"pooltui: {exc}", file=sys.stderr)
+        return 1
+    except (MemoryError, RecursionError):
+        raise  # main() words these without allocating
     except Exception as exc:  # the last guard: no traceback reaches a user
-        print(f"pooltui: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        print("pooltui: this is a bug in pooltui; please report it with the spec.", file=sys.stderr)
-        return 3
+        return _internal(exc)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -34,9 +34,9 @@ def seconds(t: float, digits: int = 6) -> str:
     return f"{number(t, digits)}s"
 
 
-def count(n: int, word: str) -> str:
-    """`1 pool`, `2 pools`, `19,366 sessions`."""
-    return f"{n:,} {word}{'' if n == 1 else 's'}"
+def count(n: int, word: str, plural: str | None = None) -> str:
+    """`1 pool`, `2 pools`, `19,366 sessions` (`plural` where adding `s` is wrong)."""
+    return f"{n:,} {word if n == 1 else (plural or word + 's')}"
 
 
 def closest(
