@@ -108,7 +108,8 @@ def _say(message: bytes) -> None:
 def _internal(exc: BaseException) -> int:
     try:
         text = f"pooltui: internal error: {type(exc).__name__}: {exc}"[:2000]
-        _say(text.encode("utf-8", "replace") + b"\n" + _BUG)
+        print(text, file=sys.stderr)
+        print(_BUG.decode().rstrip(), file=sys.stderr)
     except MemoryError:
         _say(_NO_MEMORY)
         return 1

@@ -125,11 +125,11 @@ def to_units(value: Number, span: Any, what: str) -> int:
 
 
 def to_count(value: Number, span: Any, what: str) -> int:
-    """How many times (a repeat): ⌊value⌋ (tolerance 1e-9), 0 when below 1; inf, NaN or
+    """How many times (a repeat): ⌊value⌋ (tolerance 1e-9), 0 when below 1; ±inf, NaN or
     more than MAX_INT is a located runtime error."""
     if value != value:
         raise SpecRuntimeError(f"{what} is not a number (NaN)", span)
-    if value > MAX_INT:
+    if value > MAX_INT or value == -math.inf:
         raise SpecRuntimeError(
             f"{what} is {number(value)}, not a whole number of times (at most 2^53)", span
         )
