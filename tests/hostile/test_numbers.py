@@ -103,11 +103,10 @@ def _check_then_run(path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert_clean(checked)
     if checked.code == 1:
         assert_located(checked, str(path))
+        return  # `run` compiles the same way (tests/lang); running it would add nothing
     ran = cli(["run", str(path), "--quiet", "--events", "3000"], capsys)
     assert_clean(ran)
-    if checked.code == 1:  # the run refuses the same spec, with the same errors
-        assert ran.err == checked.err, ran.text()
-    elif ran.code == 1 and "stopped:" not in ran.err:
+    if ran.code == 1 and "stopped:" not in ran.err:
         assert_located(ran, str(path))
 
 
