@@ -88,7 +88,7 @@ BIG = "9" * 400
         "repeat_inf",
         "reserve_negative",
         "reserve_nan",
-    ],  # fmt: skip
+    ],
 )
 def test_reproducer_is_a_located_error(
     text: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
