@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from pooltui.cli.output import OutputError, atomic_text, check_target, emit
+from pooltui.lang.words import seconds
 
 
 def run_tui(spec: str) -> int:
@@ -171,6 +172,8 @@ def run_render(args: argparse.Namespace) -> int:
         print(app.compile_error, file=sys.stderr)
         return 1
     snap = app.snapshot
-    where = f"event #{snap.event_index}, t={snap.time:.6g}s" if snap is not None else "the start"
+    where = (
+        f"event #{snap.event_index}, t={seconds(snap.time)}" if snap is not None else "the start"
+    )
     emit(f"wrote {args.output} ({size[0]}x{size[1]}) at {where}" + (f": {stop}" if stop else ""))
     return 0

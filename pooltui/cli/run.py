@@ -66,14 +66,15 @@ class RunProgress:
                 console=Console(stderr=True),
                 transient=True,
             )
-            self.task = self.bar.add_task("run", total=self.end, now="0s", events="")
-            self.bar.start()
+            self.task = self.bar.add_task("run", total=self.end, now="", events="", start=True)
         done = min(now, self.end) if self.end is not None else now
         if not math.isfinite(done):
             done = self.end or 0.0
         self.bar.update(
             self.task, completed=done, now=seconds(now, 4), events=count(events, "event")
         )
+        if not self.bar.live.is_started:
+            self.bar.start()
 
     def done(self) -> None:
         if self.bar is not None:
@@ -188,6 +189,10 @@ def run_headless(args: argparse.Namespace) -> int:
     return status
 
 
+def _share(x: float) -> str:
+    return f"{x:.1%}" if math.isfinite(x) else "—"
+
+
 def summary(r: RunSummary, wall: float) -> str:
     lines = [
         f"simulated {seconds(r.time)} in {seconds(wall, 3)} wall: {count(r.events, 'event')}, "
@@ -213,7 +218,7 @@ def summary(r: RunSummary, wall: float) -> str:
             lines.append(f"pool {p.label}: cap inf, {p.allocated:,} units allocated now")
             continue
         lines.append(
-            f"pool {p.label}: mean utilisation {p.utilisation:.1%} of {p.cap:,} units; now "
+            f"pool {p.label}: mean utilisation {_share(p.utilisation)} of {p.cap:,} units; now "
             f"{p.allocated:,} allocated, {p.cached:,} cached"
         )
     if r.halted is not None:
