@@ -13,7 +13,7 @@ import argparse
 import contextlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 # The last-resort messages, made before anything can run out of memory: printing them
 # allocates nothing more.
@@ -30,6 +30,31 @@ class _Parser(argparse.ArgumentParser):
     """argparse that exits 2 with a plain message (it already does; kept for one place)."""
 
 
+def _time(text: str) -> float:
+    """A simulated time for --until / --time: a number ≥ 0 (inf: no limit), never NaN."""
+    try:
+        t = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a time in seconds: {text!r}") from None
+    if not t >= 0:  # NaN and negatives
+        raise argparse.ArgumentTypeError(f"a time must be a number ≥ 0, not {text!r}")
+    return t
+
+
+def _whole(least: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            n = int(text.replace("_", ""))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if n < least:
+            raise argparse.ArgumentTypeError(f"must be at least {least}, not {n}")
+        return n
+
+    parse.__name__ = "whole number"
+    return parse
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="pooltui", description="Visualize and step-debug LLM-serving pools.")
     parser.add_argument("--version", action="store_true", help="print the version and build")
@@ -44,8 +69,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("run", help="simulate headless and print a summary")
     p.add_argument("spec")
-    p.add_argument("--until", type=float, default=None, metavar="T", help="stop at time T (s)")
-    p.add_argument("--events", type=int, default=None, metavar="N", help="stop after N events")
+    p.add_argument("--until", type=_time, default=None, metavar="T", help="stop at time T (s)")
+    p.add_argument(
+        "--events", type=_whole(1), default=None, metavar="N", help="stop after N events"
+    )
     p.add_argument("--trace", default=None, metavar="FILE.jsonl", help="write every event")
     p.add_argument("--no-invariants", action="store_true", help="do not check invariants")
     p.add_argument("--fast", action="store_true", help="batch decode-only iterations")
@@ -53,8 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("render", help="write a screenshot of the debugger (SVG)")
     p.add_argument("spec")
-    p.add_argument("--event", type=int, default=None, metavar="N")
-    p.add_argument("--time", type=float, default=None, metavar="T")
+    p.add_argument("--event", type=_whole(0), default=None, metavar="N")
+    p.add_argument("--time", type=_time, default=None, metavar="T")
     p.add_argument("--size", default="160x48", metavar="WxH")
     p.add_argument(
         "--break",

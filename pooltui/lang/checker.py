@@ -831,8 +831,10 @@ class Checker:
             elif kind == "count":
                 to_count(v, x.span, what)
             elif kind != "value" and v < 0:
-                shown = f"{what} of {number(v)} seconds" if kind == "seconds" else (
-                    f"{what} is {number(v)}")  # fmt: skip
+                if kind == "seconds":
+                    shown = f"{what} of {number(v)} seconds"
+                else:
+                    shown = f"{what} is {number(v)}"
                 raise SpecRuntimeError(f"{shown}, which is negative", x.span)
         except SpecRuntimeError as exc:
             self.err(exc.span, exc.message)

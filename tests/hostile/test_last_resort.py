@@ -134,3 +134,11 @@ def test_reproducer_a_billion_sessions(tmp_path: Path) -> None:
     path = tmp_path / "b.pool"
     path.write_text("pool kv { cap 64; }\nsession req[1000000000] { hold kv (1) { wait (1); } }\n")
     assert_clean(sub(["run", str(path), "-q", "--events", "1000"]))
+
+
+@pytest.mark.skip(reason="needs the simulator (issue 14): statements that never move the "
+                  "clock run without bound; a budget of statements per instant would stop it")  # fmt: skip
+def test_reproducer_an_endless_repeat_at_one_instant(tmp_path: Path) -> None:
+    path = tmp_path / "l.pool"
+    path.write_text("session s { repeat (1e15) { x = 1; } }\n")
+    assert_located(sub(["run", str(path), "-q", "--events", "10"]), str(path))
