@@ -41,3 +41,13 @@ def test_good_until_values(until: str, tmp_path: Path, capsys: pytest.CaptureFix
     spec = tmp_path / "s.pool"
     spec.write_text("session s { wait (1); }\n")
     assert main(["run", str(spec), "--quiet", "--until", until]) == 0
+
+
+@pytest.mark.parametrize("path", ["/dev/zero", "/dev/urandom", "/", "/nonexistent/x.pool"])
+def test_specs_that_are_not_files(path: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """An endless device is read up to the size limit; a folder or a missing file cannot be
+    read: one clear error each, exit 1."""
+    assert main(["check", path]) == 1
+    err = capsys.readouterr().err
+    assert "spec too large" in err or "cannot read" in err or "not UTF-8" in err, err
+    assert "Traceback" not in err and "internal error" not in err
