@@ -191,7 +191,10 @@ def compile_expr(expr: Expr) -> Compiled:
                 v = env.draw(dist, values)
             except (ValueError, OverflowError) as exc:
                 raise SpecRuntimeError(f"draw {dist}: {exc}", span) from None
-            if v != v:
+            if v.__class__ is int:
+                if v > MAX_INT or v < -MAX_INT:
+                    return _big(v)
+            elif v != v:
                 raise SpecRuntimeError(f"draw {dist} gave no number (NaN)", span)
             return v  # type: ignore[no-any-return]
 

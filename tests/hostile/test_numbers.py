@@ -154,3 +154,21 @@ def test_rounding_keeps_inf(value: str, tmp_path: Path, capsys: pytest.CaptureFi
     path.write_text(f"const A = {value};\nsession s {{ x = {value}; y = A; wait (1); }}\n")
     o = cli(["run", str(path), "--quiet"], capsys)
     assert o.code == 0, o.text()
+
+
+DRAWS = ["uniform(0, inf)", "uniform(0, 1e300)", "uniform(-inf, inf)", "real(-inf, inf)",
+         "real(0, inf)", "exponential(inf)", "exponential(-1)", "normal(0, inf)",
+         "normal(inf, 1)", "lognormal(1000, 1000)", "lognormal(0, inf)", "poisson(inf)",
+         "poisson(1e300)", "poisson(-1)", "bernoulli(inf)", "bernoulli(-1)",
+         "choice(inf, -inf)"]  # fmt: skip
+
+
+@pytest.mark.parametrize("draw", DRAWS)
+def test_hostile_draws(draw: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A draw with hostile parameters gives a number or a located runtime error; what it
+    gives, used as units, is checked like any other value."""
+    path = tmp_path / "d.pool"
+    path.write_text(
+        f"pool kv {{ cap 64; }}\nsession s {{ x = draw {draw}; wait (1); hold kv (x) {{ }} }}\n"
+    )
+    _check_then_run(path, capsys)
