@@ -142,11 +142,7 @@ def _nan(a: Number, op: str, b: Number, span: Any) -> SpecRuntimeError:
     return SpecRuntimeError(f"{number(a)} {op} {number(b)} is not a number", span)
 
 
-_ARITH: dict[str, Callable[[Any, Any], Any]] = {
-    "+": operator.add,
-    "-": operator.sub,
-    "*": operator.mul,
-}
+_ARITH = ("+", "-", "*")
 _COMPARE: dict[str, Callable[[Any, Any], bool]] = {
     "<": operator.lt,
     "<=": operator.le,
@@ -222,19 +218,43 @@ def _compile_attr(expr: Attr) -> Compiled:
 def _compile_binary(expr: Binary) -> Compiled:
     left, right, op, span = compile_expr(expr.left), compile_expr(expr.right), expr.op, expr.span
     if op in _ARITH:
-        f = _ARITH[op]
+        # One closure per operator, the operator inline: these run on every evaluation.
+        lo, hi = -MAX_INT, MAX_INT
+        if op == "+":
 
-        def arith(env: Any) -> Number:
+            def add(env: Any) -> Number:
+                a, b = left(env), right(env)
+                r = a + b
+                if r.__class__ is int:
+                    return r if lo <= r <= hi else _big(r)
+                if r != r:
+                    raise _nan(a, op, b, span)
+                return r
+
+            return add
+        if op == "-":
+
+            def sub(env: Any) -> Number:
+                a, b = left(env), right(env)
+                r = a - b
+                if r.__class__ is int:
+                    return r if lo <= r <= hi else _big(r)
+                if r != r:
+                    raise _nan(a, op, b, span)
+                return r
+
+            return sub
+
+        def mul(env: Any) -> Number:
             a, b = left(env), right(env)
-            r = f(a, b)
+            r = a * b
             if r.__class__ is int:
-                if r > MAX_INT or r < -MAX_INT:
-                    return _big(r)
-            elif r != r:
+                return r if lo <= r <= hi else _big(r)
+            if r != r:
                 raise _nan(a, op, b, span)
-            return r  # type: ignore[no-any-return]
+            return r
 
-        return arith
+        return mul
     if op in _COMPARE:
         g = _COMPARE[op]
         return lambda env: 1 if g(left(env), right(env)) else 0
