@@ -69,6 +69,11 @@ def test_nesting(kind: str, n: int, tmp_path: Path, capsys: pytest.CaptureFixtur
     assert_clean(o)
     if o.code == 1:
         assert_located(o, path)
+        return
+    for argv in (["ir", path], ["run", path, "--quiet", "--events", "2000"]):
+        o = cli(argv, capsys)  # the IR's JSON and the simulator's closures nest as deep
+        assert_clean(o)
+        assert o.code == 0, o.text()
 
 
 MANY = {
