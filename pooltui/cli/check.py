@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import sys
 
+from pooltui.cli.output import emit, reason
 from pooltui.lang.errors import SpecError
 from pooltui.lang.ir import Program
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n:,} {word}{'' if n == 1 else 's'}"
+from pooltui.lang.words import count
 
 
 def summary(program: Program) -> str:
@@ -18,7 +16,7 @@ def summary(program: Program) -> str:
     def part(items: tuple[object, ...], word: str) -> str:
         n = len(items)
         members = sum(getattr(x, "count", 1) for x in items)
-        text = _plural(n, word)
+        text = count(n, word)
         return text + (f" ({members:,} members)" if members != n else "")
 
     sessions = sum(s.count for s in program.sessions)
@@ -26,10 +24,10 @@ def summary(program: Program) -> str:
         [
             part(program.pools, "pool"),
             part(program.stages, "stage"),
-            _plural(len(program.sessions), "session class"),
-            _plural(sessions, "session"),
+            count(len(program.sessions), "session class", "session classes"),
+            count(sessions, "session"),
         ]
-    ).replace("session classs", "session classes")
+    )
 
 
 def _compile(spec: str) -> Program | None:
@@ -38,7 +36,7 @@ def _compile(spec: str) -> Program | None:
     try:
         data = read_spec(spec)
     except OSError as exc:
-        print(f"pooltui: cannot read '{spec}': {exc.strerror or exc}", file=sys.stderr)
+        print(f"pooltui: cannot read '{spec}': {reason(exc)}", file=sys.stderr)
         return None
     import os
 
@@ -46,7 +44,7 @@ def _compile(spec: str) -> Program | None:
         return compile_bytes(data, spec, os.path.dirname(os.path.abspath(spec)))
     except SpecError as exc:
         print(exc.render(), file=sys.stderr)
-        print(_plural(len(exc.diagnostics), "error"), file=sys.stderr)
+        print(count(len(exc.diagnostics), "error"), file=sys.stderr)
         return None
 
 
@@ -54,7 +52,7 @@ def run_check(spec: str) -> int:
     program = _compile(spec)
     if program is None:
         return 1
-    print(f"{spec}: ok — {summary(program)}")
+    emit(f"{spec}: ok — {summary(program)}")
     return 0
 
 
@@ -64,5 +62,5 @@ def run_ir(spec: str, rows: bool = False) -> int:
         return 1
     from pooltui.lang.irjson import dumps
 
-    print(dumps(program, rows=rows))
+    emit(dumps(program, rows=rows))
     return 0

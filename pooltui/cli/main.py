@@ -10,14 +10,49 @@ pooltui render SPEC [...]    write a screenshot of the debugger as SVG
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+
+# The last-resort messages, made before anything can run out of memory: printing them
+# allocates nothing more.
+_NO_MEMORY = (
+    b"pooltui: out of memory: this spec needs more memory than there is (too many "
+    b"sessions, members or blocks?); make it smaller, or run it with --until or --events\n"
+)
+_BUG = b"pooltui: this is a bug in pooltui; please report it with the spec.\n"
 
 SUBCOMMANDS = ("check", "run", "render", "ir", "tui")
 
 
 class _Parser(argparse.ArgumentParser):
     """argparse that exits 2 with a plain message (it already does; kept for one place)."""
+
+
+def _time(text: str) -> float:
+    """A simulated time for --until / --time: a number ≥ 0 (inf: no limit), never NaN."""
+    try:
+        t = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a time in seconds: {text!r}") from None
+    if not t >= 0:  # NaN and negatives
+        raise argparse.ArgumentTypeError(f"a time must be a number ≥ 0, not {text!r}")
+    return t
+
+
+def _whole(least: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            n = int(text.replace("_", ""))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if n < least:
+            raise argparse.ArgumentTypeError(f"must be at least {least}, not {n}")
+        return n
+
+    parse.__name__ = "whole number"
+    return parse
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -34,8 +69,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("run", help="simulate headless and print a summary")
     p.add_argument("spec")
-    p.add_argument("--until", type=float, default=None, metavar="T", help="stop at time T (s)")
-    p.add_argument("--events", type=int, default=None, metavar="N", help="stop after N events")
+    p.add_argument("--until", type=_time, default=None, metavar="T", help="stop at time T (s)")
+    p.add_argument(
+        "--events", type=_whole(1), default=None, metavar="N", help="stop after N events"
+    )
     p.add_argument("--trace", default=None, metavar="FILE.jsonl", help="write every event")
     p.add_argument("--no-invariants", action="store_true", help="do not check invariants")
     p.add_argument("--fast", action="store_true", help="batch decode-only iterations")
@@ -43,8 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("render", help="write a screenshot of the debugger (SVG)")
     p.add_argument("spec")
-    p.add_argument("--event", type=int, default=None, metavar="N")
-    p.add_argument("--time", type=float, default=None, metavar="T")
+    p.add_argument("--event", type=_whole(0), default=None, metavar="N")
+    p.add_argument("--time", type=_time, default=None, metavar="T")
     p.add_argument("--size", default="160x48", metavar="WxH")
     p.add_argument(
         "--break",
@@ -76,6 +113,39 @@ def version() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except MemoryError:
+        # Free what the failed command held (its frames hang on the traceback) before
+        # saying anything, and say it without allocating.
+        sys.last_value = sys.last_traceback = None
+        _say(_NO_MEMORY)
+        return 1
+    except RecursionError:
+        _say(b"pooltui: internal error: RecursionError: nesting too deep\n" + _BUG)
+        return 3
+
+
+def _say(message: bytes) -> None:
+    """Write to stderr's descriptor directly: no Python objects, no formatting."""
+    with contextlib.suppress(OSError):
+        os.write(2, message)
+
+
+def _internal(exc: BaseException) -> int:
+    try:
+        text = f"pooltui: internal error: {type(exc).__name__}: {exc}"[:2000]
+        print(text, file=sys.stderr)
+        print(_BUG.decode().rstrip(), file=sys.stderr)
+    except MemoryError:
+        _say(_NO_MEMORY)
+        return 1
+    except BaseException:
+        _say(b"pooltui: internal error\n" + _BUG)
+    return 3
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and args_list[0] not in SUBCOMMANDS and not args_list[0].startswith("-"):
         args_list.insert(0, "tui")
@@ -87,6 +157,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 2
+    from pooltui.cli.output import OutputError, ignore_file_size_signal, silence_stdout
+
+    ignore_file_size_signal()
     try:
         if args.command == "check":
             from pooltui.cli.check import run_check
@@ -111,11 +184,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("pooltui: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
+        silence_stdout()
         return 1
+    except OutputError as exc:
+        silence_stdout()
+        print(f"pooltui: {exc}", file=sys.stderr)
+        return 1
+    except (MemoryError, RecursionError):
+        raise  # main() words these without allocating
     except Exception as exc:  # the last guard: no traceback reaches a user
-        print(f"pooltui: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        print("pooltui: this is a bug in pooltui; please report it with the spec.", file=sys.stderr)
-        return 3
+        return _internal(exc)
 
 
 if __name__ == "__main__":  # pragma: no cover

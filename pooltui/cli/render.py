@@ -13,6 +13,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from pooltui.cli.output import OutputError, atomic_text, check_target, emit
+from pooltui.lang.words import seconds
+
 
 def run_tui(spec: str) -> int:
     from pooltui.tui.app import PoolApp
@@ -56,6 +59,7 @@ def render_app(
 
     assert isinstance(app, PoolApp)
     stop: list[str | None] = [None]
+    shot: list[str] = []
 
     async def auto_pilot(pilot: Pilot[Any]) -> None:
         await pilot.pause()
@@ -82,10 +86,13 @@ def render_app(
         await pilot.pause()
         stop[0] = app.stop
         svg = app.export_screenshot(title=title or f"pooltui {Path(app.spec).name}")
-        Path(output).write_text(place_leading_spaces(svg), encoding="utf-8")
+        shot.append(place_leading_spaces(svg))
         app.exit(0)
 
     app.run(headless=True, auto_pilot=auto_pilot, size=size)
+    if shot:  # written outside the app, so a failure is the command's, in one line
+        with atomic_text(output) as f:
+            f.write(shot[0])
     return stop[0]
 
 
@@ -139,6 +146,13 @@ def run_render(args: argparse.Namespace) -> int:
         print("pooltui render: give --break, or --event / --time, not both", file=sys.stderr)
         return 2
     app = PoolApp.from_spec(args.spec)
+    try:
+        from pooltui.cli.run import inputs
+
+        check_target(args.output, inputs(args.spec, getattr(app.sim, "program", None)))
+    except OutputError as exc:
+        print(f"pooltui render: {exc}", file=sys.stderr)
+        return 1
     if breaks and app.sim is not None:
         for text in breaks:
             try:
@@ -150,14 +164,16 @@ def run_render(args: argparse.Namespace) -> int:
         stop = render_app(
             app, args.output, event=args.event, time=args.time, size=size, breaks=breaks
         )
-    except OSError as exc:
-        print(f"pooltui render: cannot write {args.output}: {exc.strerror or exc}", file=sys.stderr)
+    except OutputError as exc:
+        print(f"pooltui render: {exc}", file=sys.stderr)
         return 1
     if app.sim is None:
         # The screenshot shows the errors; the terminal gets them as `check` prints them.
         print(app.compile_error, file=sys.stderr)
         return 1
     snap = app.snapshot
-    where = f"event #{snap.event_index}, t={snap.time:.6g}s" if snap is not None else "the start"
-    print(f"wrote {args.output} ({size[0]}x{size[1]}) at {where}" + (f": {stop}" if stop else ""))
+    where = (
+        f"event #{snap.event_index}, t={seconds(snap.time)}" if snap is not None else "the start"
+    )
+    emit(f"wrote {args.output} ({size[0]}x{size[1]}) at {where}" + (f": {stop}" if stop else ""))
     return 0

@@ -7,13 +7,18 @@ failed `check`, a deadlock, a runtime error of the spec, or a spec that does not
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import math
 import sys
 import time
 from collections.abc import Sequence
-from typing import IO
+from typing import IO, Any
 
+from pooltui.cli.output import OutputError, atomic_text, check_target, emit, reason
 from pooltui.lang import SpecError, compile_file, render
+from pooltui.lang.ir import Program
+from pooltui.lang.words import count, seconds
 from pooltui.sim import Event, RunSummary, Simulation
 
 
@@ -22,37 +27,89 @@ def percentiles(xs: Sequence[float]) -> str:
         return "—"
     ys = sorted(xs)
 
-    def q(p: float) -> float:
-        return ys[min(len(ys) - 1, max(0, math.ceil(p * len(ys)) - 1))]
+    def q(p: float) -> str:
+        return seconds(ys[min(len(ys) - 1, max(0, math.ceil(p * len(ys)) - 1))], 4)
 
-    return f"p50 {q(0.5):.4g}s  p90 {q(0.9):.4g}s  p99 {q(0.99):.4g}s  max {ys[-1]:.4g}s"
+    return f"p50 {q(0.5)}  p90 {q(0.9)}  p99 {q(0.99)}  max {seconds(ys[-1], 4)}"
 
 
-class Progress:
-    """A one-line progress bar on stderr, only when it is a terminal."""
+class RunProgress:
+    """rich's progress bar on stderr, shown once a run has taken a second (only when
+    stderr is a terminal): simulated time against the last arrival, and events."""
 
-    def __init__(self, end_time: float | None, stream: IO[str]) -> None:
-        self.end = end_time
-        self.stream = stream
+    def __init__(self, end_time: float | None) -> None:
+        self.end = end_time if end_time and math.isfinite(end_time) and end_time > 0 else None
         self.started = time.monotonic()
-        self.shown = False
+        self.bar: Any = None
+        self.task: Any = None
 
     def __call__(self, now: float, events: int) -> None:
-        if time.monotonic() - self.started < 1.0:
-            return
-        self.shown = True
-        if self.end and math.isfinite(self.end) and self.end > 0:
-            frac = min(1.0, now / self.end)
-            bar = "█" * int(frac * 30) + "░" * (30 - int(frac * 30))
-            self.stream.write(f"\r{bar} {frac:4.0%}  t={now:.4g}s  {events:,} events")
-        else:
-            self.stream.write(f"\rt={now:.4g}s  {events:,} events")
-        self.stream.flush()
+        if self.bar is None:
+            if time.monotonic() - self.started < 1.0:
+                return
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                Progress,
+                TaskProgressColumn,
+                TextColumn,
+                TimeElapsedColumn,
+            )
+
+            self.bar = Progress(
+                TextColumn("simulating"),
+                BarColumn(),
+                TaskProgressColumn(),
+                TextColumn("t={task.fields[now]}"),
+                TextColumn("{task.fields[events]}"),
+                TimeElapsedColumn(),
+                console=Console(stderr=True),
+                transient=True,
+            )
+            self.task = self.bar.add_task("run", total=self.end, now="", events="", start=True)
+        done = min(now, self.end) if self.end is not None else now
+        if not math.isfinite(done):
+            done = self.end or 0.0
+        self.bar.update(
+            self.task, completed=done, now=seconds(now, 4), events=count(events, "event")
+        )
+        if not self.bar.live.is_started:
+            self.bar.start()
 
     def done(self) -> None:
-        if self.shown:
-            self.stream.write("\r" + " " * 70 + "\r")
-            self.stream.flush()
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def trace_line(ev: Event) -> str:
+    """One event as strict JSON (what `Event.to_json` writes, byte for byte), with a
+    non-finite number written as the string "inf", "-inf" or "nan": JSON has none."""
+    d = ev.to_dict()
+    try:
+        return json.dumps(d, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except ValueError:
+        return json.dumps(_finite(d), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def _finite(x: Any) -> Any:
+    if isinstance(x, float) and not math.isfinite(x):
+        return "nan" if x != x else ("inf" if x > 0 else "-inf")
+    if isinstance(x, dict):
+        return {k: _finite(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_finite(v) for v in x]
+    return x
+
+
+def inputs(spec: str, program: Program | None) -> list[tuple[str, str]]:
+    """The files a run reads, (path, what), which it must never write."""
+    out = [(spec, "the spec")]
+    for session in program.sessions if program is not None else ():
+        source = getattr(session, "source", None)
+        path = getattr(source, "path", None)
+        if isinstance(path, str):
+            out.append((path, f"a source of the spec ('{getattr(source, 'written', path)}')"))
+    return out
 
 
 def run_headless(args: argparse.Namespace) -> int:
@@ -60,39 +117,63 @@ def run_headless(args: argparse.Namespace) -> int:
         program = compile_file(args.spec)
     except SpecError as exc:
         print(exc.render(), file=sys.stderr)
-        n = len(exc.diagnostics)
-        print(f"{n} error{'s' if n != 1 else ''}", file=sys.stderr)
+        print(count(len(exc.diagnostics), "error"), file=sys.stderr)
         return 1
     except OSError as exc:
-        print(f"pooltui: cannot read '{args.spec}': {exc.strerror}", file=sys.stderr)
+        print(f"pooltui: cannot read '{args.spec}': {reason(exc)}", file=sys.stderr)
         return 1
+    trace_path: str | None = args.trace
+    if trace_path is not None:
+        try:
+            check_target(trace_path, inputs(args.spec, program))
+        except OutputError as exc:
+            print(f"pooltui: {exc}", file=sys.stderr)
+            return 1
     sim = Simulation(program, invariants=not args.no_invariants, history=False, fast=args.fast)
     last: list[Event] = []
-    trace = open(args.trace, "w", encoding="utf-8") if args.trace else None  # noqa: SIM115
-
-    def on_event(ev: Event) -> None:
-        last[:] = [ev]
-        if trace is not None:
-            trace.write(ev.to_json() + "\n")
+    trace_error: list[OutputError] = []
+    started: list[bool] = []
 
     end_hint = args.until if args.until is not None else sim.summary().last_arrival
-    progress = Progress(end_hint, sys.stderr) if sys.stderr.isatty() and not args.quiet else None
+    progress = RunProgress(end_hint) if sys.stderr.isatty() and not args.quiet else None
     wall = time.perf_counter()
+    opened: contextlib.AbstractContextManager[IO[str] | None] = (
+        atomic_text(trace_path) if trace_path is not None else contextlib.nullcontext(None)
+    )
     try:
-        sim.run_headless(
-            until=args.until,
-            events=args.events,
-            on_event=on_event,
-            progress=progress,
-        )
-    finally:
-        if trace is not None:
-            trace.close()
-        if progress is not None:
-            progress.done()
+        with opened as trace:
+            started.append(True)
+
+            def on_event(ev: Event) -> None:
+                last[:] = [ev]
+                if trace is not None and not trace_error:
+                    try:
+                        trace.write(trace_line(ev) + "\n")
+                    except OSError as exc:  # a full disk, a file-size limit: keep running
+                        trace_error.append(OutputError(trace_path or "", reason(exc)))
+
+            try:
+                sim.run_headless(
+                    until=args.until,
+                    events=args.events,
+                    on_event=on_event,
+                    progress=progress,
+                )
+            finally:
+                if progress is not None:
+                    progress.done()
+            if trace_error:
+                raise trace_error[0]
+    except OutputError as exc:
+        if not started:  # the file could not even be created: say so before simulating
+            print(f"pooltui: {exc}", file=sys.stderr)
+            return 1
+        if not trace_error:
+            trace_error.append(exc)  # failed when finishing the file: the run is done
     wall = time.perf_counter() - wall
     result = sim.summary()
-    print(summary(result, wall))
+    emit(summary(result, wall))
+    status = 0
     if result.halted is not None:
         print(file=sys.stderr)
         if sim.error is not None:
@@ -101,14 +182,21 @@ def run_headless(args: argparse.Namespace) -> int:
             print(f"pooltui: stopped: {result.halted}", file=sys.stderr)
         if last:
             print(f"  at event {last[0].describe()}", file=sys.stderr)
-        return 1
-    return 0
+        status = 1
+    if trace_error:
+        print(f"pooltui: {trace_error[0]} (the summary above is complete)", file=sys.stderr)
+        status = 1
+    return status
+
+
+def _share(x: float) -> str:
+    return f"{x:.1%}" if math.isfinite(x) else "—"
 
 
 def summary(r: RunSummary, wall: float) -> str:
     lines = [
-        f"simulated {r.time:.6g}s in {wall:.3g}s wall: {r.events:,} events, "
-        f"{r.iterations:,} iterations",
+        f"simulated {seconds(r.time)} in {seconds(wall, 3)} wall: {count(r.events, 'event')}, "
+        f"{count(r.iterations, 'iteration')}",
         f"sessions: {r.arrived:,} arrived, {r.done:,} done, {r.rejected:,} rejected, "
         f"{r.live:,} still live",
         f"preemptions {r.preemptions:,}  evictions {r.evictions:,} "
@@ -130,7 +218,7 @@ def summary(r: RunSummary, wall: float) -> str:
             lines.append(f"pool {p.label}: cap inf, {p.allocated:,} units allocated now")
             continue
         lines.append(
-            f"pool {p.label}: mean utilisation {p.utilisation:.1%} of {p.cap:,} units; now "
+            f"pool {p.label}: mean utilisation {_share(p.utilisation)} of {p.cap:,} units; now "
             f"{p.allocated:,} allocated, {p.cached:,} cached"
         )
     if r.halted is not None:

@@ -8,10 +8,9 @@ MAX_DEPTH; the AST records each node's depth for that.
 
 from __future__ import annotations
 
-import difflib
 import math
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -23,15 +22,23 @@ from pooltui.lang.exprs import (
     CONTEXT_VARIABLES,
     DISTRIBUTIONS,
     FUNCTIONS,
+    MAX_INT,
     POOL_QUERIES,
     STAGE_QUERIES,
     compile_expr,
+    to_count,
+    to_units,
 )
 from pooltui.lang.ir import Span
 from pooltui.lang.jsonlsource import is_jsonl, read_jsonl
 from pooltui.lang.sourcefile import SourceError, shown_columns
+from pooltui.lang.words import Vocabulary, nearest, number
 
 MAX_DEPTH = 200
+# Pools and stages are simulated member by member and a finite pool block by block, so
+# their sizes are bounded (a typo in a count or a cap must not ask for terabytes).
+MAX_MEMBERS = 65_536  # members of one pool or stage family
+MAX_BLOCKS = 1 << 22  # blocks of one pool, all its members together (4,194,304)
 
 # Where each context variable means something (for the error when it is read elsewhere).
 VAR_PLACES = {
@@ -51,20 +58,6 @@ VAR_PLACES = {
 }
 
 Number = int | float
-
-
-def fmt(x: Number) -> str:
-    if isinstance(x, float):
-        if math.isinf(x):
-            return "inf" if x > 0 else "-inf"
-        if x.is_integer() and abs(x) < 2**53:
-            return str(int(x))
-    return str(x)
-
-
-def close(word: str, choices: Iterable[str]) -> str | None:
-    m = difflib.get_close_matches(word, sorted(set(choices)), n=1, cutoff=0.6)
-    return m[0] if m else None
 
 
 def at(span: Span) -> str:
@@ -135,11 +128,14 @@ class Checker:
         self.const_decls: dict[str, A.ConstD] = {}
         self.const_values: dict[str, Number] = {}
         self.const_failed: set[str] = set()
-        self.const_stack: list[str] = []
         self.syms: dict[str, Sym] = {}  # pools and stages (a shared namespace)
         self.attr_names: set[str] = set()
         # What each source column holds, all sources together (for policy keys).
         self.column_kinds: dict[str, set[str]] = {}
+        # Sorted names for "did you mean" and the notes, built once the names are known
+        # (one sort per kind of place, not one per error: thousands of errors stay linear).
+        self._vocab: dict[tuple[object, ...], Vocabulary] = {}
+        self._readable: dict[tuple[object, ...], list[str]] = {}
 
     # ------------------------------------------------------------------ diagnostics
     def err(self, span: Span, msg: str, notes: Sequence[str] = ()) -> None:
@@ -185,15 +181,18 @@ class Checker:
                     cd.name_span, f"'{name}' is a context variable; a constant cannot take its name"
                 )
                 self.const_failed.add(name)
-        for name in self.const_decls:
-            self.const_value(name)
+        self.resolve_consts()
 
         seed = 0
         if seeds:
             v = self.fold(seeds[0].expr, "seed")
             if v is not None:
                 if not _is_int(v) or v < 0:
-                    self.err(seeds[0].expr.span, f"seed must be a whole number ≥ 0, got {fmt(v)}")
+                    self.err(
+                        seeds[0].expr.span, f"seed must be a whole number ≥ 0, got {number(v)}"
+                    )
+                elif v > MAX_INT:
+                    self.err(seeds[0].expr.span, f"seed must be at most 2^53, got {number(v)}")
                 else:
                     seed = int(v)
 
@@ -259,29 +258,61 @@ class Checker:
                 )
 
     # ------------------------------------------------------------------ constants
+    def resolve_consts(self) -> None:
+        """Fold every constant, dependencies first, with an explicit stack: a chain of
+        constants each defined by the next is as deep as the user makes it."""
+        for root in self.const_decls:
+            if root in self.const_values or root in self.const_failed:
+                continue
+            path: list[str] = [root]  # the chain being resolved
+            on_path = {root}
+            todo: list[list[str]] = [self.const_deps(root)]
+            while path:
+                deps = todo[-1]
+                name = path[-1]
+                if deps:
+                    dep = deps.pop()
+                    if dep in self.const_values or dep in self.const_failed:
+                        continue
+                    if dep in on_path:
+                        cycle = [*path[path.index(dep) :], dep]
+                        decl = self.const_decls[dep]
+                        self.err(
+                            decl.name_span,
+                            f"constant '{dep}' depends on itself: {' → '.join(cycle)}",
+                        )
+                        self.const_failed.update(cycle)
+                        continue
+                    path.append(dep)
+                    on_path.add(dep)
+                    todo.append(self.const_deps(dep))
+                    continue
+                path.pop()
+                on_path.discard(name)
+                todo.pop()
+                if name in self.const_failed:
+                    continue
+                value = self.fold(self.const_decls[name].expr, f"constant '{name}'")
+                if value is None:
+                    self.const_failed.add(name)
+                else:
+                    self.const_values[name] = value
+
+    def const_deps(self, name: str) -> list[str]:
+        """The constants the expression of constant `name` names (in reverse source order,
+        so they are resolved, and their errors reported, in source order)."""
+        out: list[str] = []
+        stack: list[A.Expr] = [self.const_decls[name].expr]
+        while stack:
+            e = stack.pop()
+            if isinstance(e, A.Name) and e.name in self.const_decls:
+                out.append(e.name)
+            stack.extend(reversed(A.children(e)))
+        out.reverse()
+        return out
+
     def const_value(self, name: str) -> Number | None:
-        if name in self.const_values:
-            return self.const_values[name]
-        if name in self.const_failed:
-            return None
-        decl = self.const_decls[name]
-        if name in self.const_stack:
-            cycle = [*self.const_stack[self.const_stack.index(name) :], name]
-            self.err(decl.name_span, f"constant '{name}' depends on itself: {' → '.join(cycle)}")
-            self.const_failed.update(cycle)
-            return None
-        self.const_stack.append(name)
-        try:
-            value = self.fold(decl.expr, f"constant '{name}'")
-        finally:
-            self.const_stack.pop()
-        if value is None:
-            self.const_failed.add(name)
-            return None
-        if name not in self.const_failed:
-            self.const_values[name] = value
-            return value
-        return None
+        return self.const_values.get(name)
 
     def fold(self, e: A.Expr, what: str) -> Number | None:
         """The value of a constant expression (numbers, constants, arithmetic, functions)."""
@@ -305,7 +336,17 @@ class Checker:
             return None
         return v
 
-    def positive(self, e: A.Expr, what: str, *, whole: bool, allow_inf: bool) -> Number | None:
+    def positive(
+        self,
+        e: A.Expr,
+        what: str,
+        *,
+        whole: bool,
+        allow_inf: bool,
+        most: int | None = MAX_INT,
+    ) -> Number | None:
+        """A positive option folded at compile time; finite values at most `most` (None:
+        unbounded), so a whole number always fits the simulator's integers."""
         v = self.fold(e, what)
         if v is None:
             return None
@@ -316,23 +357,27 @@ class Checker:
             return None
         if v <= 0 or (whole and not _is_int(v)):
             kind = "a positive whole number" if whole else "positive"
-            self.err(e.span, f"{what} must be {kind}, got {fmt(v)}")
+            self.err(e.span, f"{what} must be {kind}, got {number(v)}")
+            return None
+        if most is not None and v > most:
+            inf = " (or inf)" if allow_inf else ""
+            self.err(e.span, f"{what} must be at most {_most(most)}{inf}, got {number(v)}")
             return None
         return int(v) if whole else v
 
     # ------------------------------------------------------------------ declarations
-    def count_of(self, e: A.Expr | None, what: str) -> int:
+    def count_of(self, e: A.Expr | None, what: str, most: int = MAX_INT) -> int:
         if e is None:
             return 1
-        v = self.positive(e, f"the count of {what}", whole=True, allow_inf=False)
+        v = self.positive(e, f"the count of {what}", whole=True, allow_inf=False, most=most)
         return int(v) if v is not None else 1
 
     def declare_stage(self, d: A.StageD) -> Sym:
-        n = self.count_of(d.count, f"stage '{d.name}'")
+        n = self.count_of(d.count, f"stage '{d.name}'", MAX_MEMBERS)
         return Sym("stage", d.name, n, d.count is not None, d.name_span, stage_kind=d.kind)
 
     def declare_pool(self, d: A.PoolD) -> Sym:
-        n = self.count_of(d.count, f"pool '{d.name}'")
+        n = self.count_of(d.count, f"pool '{d.name}'", MAX_MEMBERS)
         admit = next((o.names[0][0] for o in d.options if o.key == "admit"), None)
         return Sym("pool", d.name, n, d.count is not None, d.name_span, admit_via=admit)
 
@@ -372,7 +417,7 @@ class Checker:
             ok &= v is not None
             kw["seats"] = v
         if "rate" in opts and opts["rate"].expr is not None:
-            v = self.positive(opts["rate"].expr, "rate", whole=False, allow_inf=True)
+            v = self.positive(opts["rate"].expr, "rate", whole=False, allow_inf=True, most=None)
             ok &= v is not None
             kw["rate"] = v
         if "lanes" in opts and opts["lanes"].expr is not None:
@@ -418,11 +463,14 @@ class Checker:
         """A pool or stage by name; `want` is pool | stage | step | link."""
         sym = self.syms.get(name)
         if sym is None:
-            if want == "pool":
-                pool_names = [s.name for s in self.syms.values() if s.kind == "pool"]
-                near = close(name, pool_names)
-            else:
-                near = close(name, [s.name for s in self.syms.values() if s.kind == "stage"])
+            kind = "pool" if want == "pool" else "stage"
+            near = nearest(
+                name,
+                self.vocab(
+                    ("syms", kind, len(self.syms)),
+                    lambda: (s.name for s in self.syms.values() if s.kind == kind),
+                ),
+            )
             hint = f"; did you mean '{near}'?" if near else ""
             noun = {"pool": "pool", "stage": "stage", "step": "step stage", "link": "link stage"}[
                 want
@@ -458,7 +506,7 @@ class Checker:
             cap = self.positive(opts["cap"].expr, "cap", whole=False, allow_inf=True)
             if cap is not None and not math.isinf(cap) and not _is_int(cap):
                 self.err(
-                    opts["cap"].expr.span, f"cap must be a whole number of units, got {fmt(cap)}"
+                    opts["cap"].expr.span, f"cap must be a whole number of units, got {number(cap)}"
                 )
                 cap = None
             ok &= cap is not None
@@ -478,9 +526,20 @@ class Checker:
             self.err(
                 opts["cap"].span,
                 f"cap {c} is not a multiple of block {block} (the pool would have "
-                f"{fmt(c / block)} blocks); {use}",
+                f"{number(c / block)} blocks); {use}",
             )
             ok = False
+        elif cap is not None and not math.isinf(cap):
+            blocks = int(cap) // (block or 1) * sym.count
+            if blocks > MAX_BLOCKS:
+                members = f" × {sym.count:,} members" if sym.count > 1 else ""
+                self.err(
+                    opts["cap"].span,
+                    f"pool '{d.name}' would have {blocks:,} blocks (cap {int(cap):,} / block "
+                    f"{block or 1}{members}); a pool has at most {MAX_BLOCKS:,} blocks: use a "
+                    "larger block, a smaller cap, or cap inf",
+                )
+                ok = False
         if "evict" in opts:
             o = opts["evict"]
             if o.keys is not None:
@@ -687,7 +746,9 @@ class Checker:
                 self.expr(st.value, cx)
                 return None
             v = self.expr(st.value, cx)
-            return None if v is None else ir.SetAttr(st.name, v, st.span)
+            if v is None or not self.slot(v, "value", ""):
+                return None
+            return ir.SetAttr(st.name, v, st.span)
         if isinstance(st, A.HoldS):
             ref = self.ref(st.ref, "pool", "hold", cx)
             header = replace(
@@ -703,7 +764,10 @@ class Checker:
                 body = self.block(st.body, scope)
             finally:
                 scope.holds.pop()
-            if ref is None or units is None or body is None:
+            good = units is None or self.slot(units, "units", "the hold's units")
+            good &= need is None or self.slot(need, "units", "need")
+            good &= reserve is None or self.slot(reserve, "reserve", "reserve")
+            if not good or ref is None or units is None or body is None:
                 return None
             if (st.need is not None and need is None) or (
                 st.reserve is not None and reserve is None
@@ -721,6 +785,9 @@ class Checker:
                 return None
             if ref is None or amount is None:
                 return None
+            what = "the prefill" if st.kind == "prefill" else "the decode steps"
+            if not self.slot(amount, "units", what):
+                return None
             return ir.Run(ref, "prefill" if st.kind == "prefill" else "decode", amount, st.span)
         if isinstance(st, A.GrowS):
             amount = self.expr(st.amount, cx)
@@ -736,20 +803,30 @@ class Checker:
             if not any(h.pool == sym.name for h in scope.holds):
                 self.err(st.span, f"grow {sym.name} must be inside a hold on '{sym.name}'")
                 return None
-            return None if amount is None else ir.Grow(sym.name, amount, st.span)
+            if amount is None or not self.slot(amount, "units", "the growth"):
+                return None
+            return ir.Grow(sym.name, amount, st.span)
         if isinstance(st, A.SendS):
             ref = self.ref(st.ref, "link", "send", cx)
             work = self.expr(st.work, cx)
-            return None if ref is None or work is None else ir.Send(ref, work, st.span)
+            if ref is None or work is None or not self.slot(work, "work", "send work"):
+                return None
+            return ir.Send(ref, work, st.span)
         if isinstance(st, A.WaitS):
             secs = self.expr(st.seconds, cx)
-            return None if secs is None else ir.Wait(secs, st.span)
+            if secs is None or not self.slot(secs, "seconds", "wait"):
+                return None
+            return ir.Wait(secs, st.span)
         if isinstance(st, A.RepeatS):
             n = self.expr(st.count, cx)
+            if n is not None and not self.slot(n, "count", "the repeat count"):
+                n = None
             body = self.block(st.body, scope)
             return None if n is None or body is None else ir.Repeat(n, body, st.span)
         if isinstance(st, A.IfS):
             c = self.expr(st.cond, cx)
+            if c is not None and not self.slot(c, "value", ""):
+                c = None
             then = self.block(st.then, scope)
             other = self.block(st.otherwise, scope)
             if c is None or then is None or other is None:
@@ -793,7 +870,7 @@ class Checker:
             if not (v > 0 and _is_int(v) and not math.isinf(v)):
                 self.err(
                     p.units.span,
-                    f"a content piece's units must be a positive whole number, got {fmt(v)}",
+                    f"a content piece's units must be a positive whole number, got {number(v)}",
                 )
                 return None
         if key is None or units is None:
@@ -862,7 +939,7 @@ class Checker:
                 )
                 return None
             if e.name not in cx.columns:
-                near = close(e.name, cx.columns)
+                near = nearest(e.name, cx.columns)
                 hint = f"; did you mean '{near}'?" if near else ""
                 self.err(
                     e.name_span,
@@ -882,6 +959,35 @@ class Checker:
             self.err(e.name_span, f"unknown column '{e.name}': no session's source has it")
             return None
         return self.attr(e.name, e.span, cx, shown)
+
+    def slot(self, x: ir.Expr, kind: str, what: str) -> bool:
+        """A statement's expression that reads nothing (no variable, attribute, query or
+        draw) is evaluated now, so what would stop the run (`1 / 0`, `inf - inf`, units of
+        -1 or inf, a repeat count of inf) is a compile-time error. False when it failed.
+
+        `kind`: units | count (made whole as the simulator does), reserve | seconds |
+        work (a number ≥ 0, inf allowed), value (anything)."""
+        if not _closed(x):
+            return True
+        try:
+            v = compile_expr(x)(None)
+            if kind == "units":
+                to_units(v, x.span, what)
+            elif kind == "count":
+                to_count(v, x.span, what)
+            elif kind != "value" and v < 0:
+                if kind == "seconds":
+                    shown = f"{what} of {number(v)} seconds"
+                else:
+                    shown = f"{what} is {number(v)}"
+                raise SpecRuntimeError(f"{shown}, which is negative", x.span)
+        except SpecRuntimeError as exc:
+            self.err(exc.span, exc.message)
+            return False
+        except (ArithmeticError, ValueError) as exc:  # pragma: no cover - the domain is closed
+            self.err(x.span, f"cannot evaluate this expression: {exc}")
+            return False
+        return True
 
     def ref(
         self, r: A.RefA, want: str, clause: str, cx: Ctx, bare_family_ok: bool = False
@@ -927,7 +1033,7 @@ class Checker:
             if not _is_int(i) or not 0 <= i < sym.count:
                 self.err(
                     index_ast.span,
-                    f"index {fmt(i)} is out of range: '{sym.name}' has members 0 to {sym.count - 1}",
+                    f"index {number(i)} is out of range: '{sym.name}' has members 0 to {sym.count - 1}",
                 )
                 return False
         return True
@@ -997,7 +1103,22 @@ class Checker:
         )
         return None
 
+    def vocab(self, key: tuple[object, ...], names: Callable[[], Iterable[str]]) -> Vocabulary:
+        """The names `names()` gives, sorted once per `key` (a kind of place)."""
+        v = self._vocab.get(key)
+        if v is None:
+            v = self._vocab[key] = Vocabulary(names())
+        return v
+
     def readable(self, cx: Ctx) -> list[str]:
+        key = ("readable", cx.vars, cx.attrs, cx.columns_only, cx.columns,
+               len(self.attr_names), len(self.const_decls))  # fmt: skip
+        cached = self._readable.get(key)
+        if cached is None:
+            cached = self._readable[key] = self._readable_uncached(cx)
+        return cached
+
+    def _readable_uncached(self, cx: Ctx) -> list[str]:
         parts: list[str] = []
         if cx.vars:
             parts.append(
@@ -1019,16 +1140,14 @@ class Checker:
 
     def name(self, name: str, span: Span, cx: Ctx) -> ir.Expr | None:
         if name in self.const_decls:
-            if self.const_stack or cx.const is not None:
-                value = self.const_value(name)
-            else:
-                value = self.const_values.get(name)
+            value = self.const_values.get(name)
             return None if value is None else ir.Num(value, span)
         if cx.const is not None:
             if name in CONTEXT_VARIABLES or name in self.attr_names or name in self.syms:
                 self.err(span, f"{_must(cx.const)}: '{name}' is not one")
             else:
-                near = close(name, self.const_decls)
+                consts = self.vocab(("consts", len(self.const_decls)), lambda: self.const_decls)
+                near = nearest(name, consts)
                 hint = f"; did you mean '{near}'?" if near else ""
                 self.err(span, f"{_must(cx.const)}: unknown name '{name}'{hint}")
             return None
@@ -1063,12 +1182,18 @@ class Checker:
             q = "free" if sym.kind == "pool" else "residents"
             self.err(span, f"'{name}' is {sym.desc()}; read it through a query, e.g. {q}({name})")
             return None
-        candidates = list(cx.vars) + list(self.const_decls)
-        if cx.attrs:
-            candidates += list(self.attr_names)
-        if cx.columns_only:
-            candidates += list(cx.columns)
-        near = close(name, candidates)
+
+        def candidates() -> list[str]:
+            names = list(cx.vars) + list(self.const_decls)
+            if cx.attrs:
+                names += list(self.attr_names)
+            if cx.columns_only:
+                names += list(cx.columns)
+            return names
+
+        key = ("names", cx.vars, cx.attrs, cx.columns_only, cx.columns,
+               len(self.attr_names), len(self.const_decls))  # fmt: skip
+        near = nearest(name, self.vocab(key, candidates))
         hint = f"; did you mean '{near}'?" if near else ""
         if cx.csv is not None and (cx.attrs or cx.columns_only):
             self.err(
@@ -1125,7 +1250,7 @@ class Checker:
         if fn in DISTRIBUTIONS:
             self.err(e.name_span, f"'{fn}' is a distribution: write draw {fn}(…)")
             return None
-        near = close(fn, [*FUNCTIONS, *POOL_QUERIES, *STAGE_QUERIES, "argmin", "argmax"])
+        near = nearest(fn, [*FUNCTIONS, *POOL_QUERIES, *STAGE_QUERIES, "argmin", "argmax"])
         hint = f"; did you mean '{near}'?" if near else ""
         self.err(e.name_span, f"unknown function '{fn}'{hint}")
         return None
@@ -1143,7 +1268,7 @@ class Checker:
         assert isinstance(fam, A.Name) and isinstance(q, A.Name)
         sym = self.syms.get(fam.name)
         if sym is None:
-            near = close(fam.name, self.syms)
+            near = nearest(fam.name, self.vocab(("syms", len(self.syms)), lambda: self.syms))
             hint = f"; did you mean '{near}'?" if near else ""
             self.err(fam.span, f"unknown pool or stage '{fam.name}'{hint}")
             return None
@@ -1152,7 +1277,7 @@ class Checker:
             return None
         queries = POOL_QUERIES if sym.kind == "pool" else STAGE_QUERIES
         if q.name not in queries:
-            near = close(q.name, queries)
+            near = nearest(q.name, queries)
             hint = f" (did you mean '{near}'?)" if near else ""
             self.err(
                 q.span,
@@ -1170,7 +1295,7 @@ class Checker:
                 self.err(e.span, f"a draw is not allowed in {cx.where}: {cx.draw}")
             return None
         if e.dist not in DISTRIBUTIONS:
-            near = close(e.dist, DISTRIBUTIONS)
+            near = nearest(e.dist, DISTRIBUTIONS)
             if near:
                 self.err(e.dist_span, f"unknown distribution '{e.dist}'; did you mean '{near}'?")
             else:
@@ -1217,6 +1342,10 @@ def _constant(x: ir.Expr) -> bool:
     return False
 
 
+def _most(n: int) -> str:
+    return "2^53" if n == MAX_INT else f"{n:,}"
+
+
 def _must(what: str) -> str:
     if what.startswith(
         "constant "
@@ -1231,6 +1360,24 @@ def _arity(lo: int, hi: int | None) -> str:
     if hi is None:
         return f"at least {lo} argument{'s' if lo != 1 else ''}"
     return f"{lo} to {hi} arguments"
+
+
+def _closed(x: ir.Expr) -> bool:
+    """Whether `x` reads nothing but numbers: its value is known at compile time."""
+    stack: list[ir.Expr] = [x]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, ir.Unary):
+            stack.append(e.operand)
+        elif isinstance(e, ir.Binary):
+            stack += (e.left, e.right)
+        elif isinstance(e, ir.Cond):
+            stack += (e.cond, e.then, e.otherwise)
+        elif isinstance(e, ir.Call):
+            stack.extend(e.args)
+        elif not isinstance(e, ir.Num):
+            return False
+    return True
 
 
 def _is_int(v: Number) -> bool:

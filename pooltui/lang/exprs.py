@@ -4,7 +4,14 @@
 that follows `Env`: context variables are attributes of it (`env.now`, `env.computed`, ...),
 session attributes live in `env.attrs`, and queries, arg-queries and draws are methods.
 Booleans are 1 and 0. Errors of the spec found while evaluating (division by zero, an
-attribute read before it is set) raise `SpecRuntimeError` located at the expression.
+attribute read before it is set, `inf - inf`) raise `SpecRuntimeError` located at the
+expression.
+
+The value domain is closed: an integer is at most `MAX_INT` (2^53) in size (a larger
+result of `+ - *` becomes a float, so integers never grow without bound), a float is
+finite or ±inf, and NaN never appears (an operation that would give it is an error).
+Where a value becomes an integer (units, a repeat count), `to_units` and `to_count` check
+it and raise a located error; nothing downstream meets an OverflowError.
 """
 
 from __future__ import annotations
@@ -28,9 +35,14 @@ from pooltui.lang.ir import (
     Unary,
     Var,
 )
+from pooltui.lang.words import number
 
 Number = int | float
 Compiled = Callable[[Any], Number]
+
+# The largest integer a spec works with: literals, whole-number options and unit counts.
+# Every integer up to it is exact as a float too, so `16.0` and `16` stay the same number.
+MAX_INT = 2**53
 
 CONTEXT_VARIABLES = (
     "now",
@@ -75,15 +87,62 @@ def normal(x: Number) -> Number:
     return x
 
 
+# floor, ceil and round keep ±inf, and a float too large to have a fraction stays a
+# float (math.floor(1e300) would be a 300-digit integer).
 def _round_half_away(x: Number) -> Number:
+    if isinstance(x, float) and not abs(x) < MAX_INT:
+        return x
     return math.floor(x + 0.5) if x >= 0 else -math.floor(-x + 0.5)
 
 
-_ARITH: dict[str, Callable[[Any, Any], Any]] = {
-    "+": operator.add,
-    "-": operator.sub,
-    "*": operator.mul,
-}
+def _floor(x: Number) -> Number:
+    return x if isinstance(x, float) and not abs(x) < MAX_INT else math.floor(x)
+
+
+def _ceil(x: Number) -> Number:
+    return x if isinstance(x, float) and not abs(x) < MAX_INT else math.ceil(x)
+
+
+def _big(r: int) -> float:
+    try:
+        return float(r)
+    except OverflowError:
+        return math.inf if r > 0 else -math.inf
+
+
+def to_units(value: Number, span: Any, what: str) -> int:
+    """A number of units: rounded up (tolerance 1e-9); negative, inf, NaN or more than
+    MAX_INT is a located runtime error. (`span` is the expression's Span.)"""
+    if value != value:  # NaN
+        raise SpecRuntimeError(f"{what} is not a number (NaN)", span)
+    if value < 0:
+        raise SpecRuntimeError(f"{what} is {number(value)}, which is negative", span)
+    if value > MAX_INT:  # inf too
+        raise SpecRuntimeError(
+            f"{what} is {number(value)}, not a number of units (at most 2^53)", span
+        )
+    return math.ceil(value - 1e-9)
+
+
+def to_count(value: Number, span: Any, what: str) -> int:
+    """How many times (a repeat): ⌊value⌋ (tolerance 1e-9), 0 when below 1; ±inf, NaN or
+    more than MAX_INT is a located runtime error."""
+    if value != value:
+        raise SpecRuntimeError(f"{what} is not a number (NaN)", span)
+    if value > MAX_INT or value == -math.inf:
+        raise SpecRuntimeError(
+            f"{what} is {number(value)}, not a whole number of times (at most 2^53)", span
+        )
+    if value < 1:
+        return 0
+    return math.floor(value + 1e-9)
+
+
+def _nan(a: Number, op: str, b: Number, span: Any) -> SpecRuntimeError:
+    return SpecRuntimeError(f"{number(a)} {op} {number(b)} is not a number", span)
+
+
+_ARITH = ("+", "-", "*")
 _COMPARE: dict[str, Callable[[Any, Any], bool]] = {
     "<": operator.lt,
     "<=": operator.le,
@@ -125,9 +184,15 @@ def compile_expr(expr: Expr) -> Compiled:
         def draw(env: Any) -> Number:
             values = [f(env) for f in args]
             try:
-                return env.draw(dist, values)  # type: ignore[no-any-return]
+                v = env.draw(dist, values)
             except (ValueError, OverflowError) as exc:
                 raise SpecRuntimeError(f"draw {dist}: {exc}", span) from None
+            if v.__class__ is int:
+                if v > MAX_INT or v < -MAX_INT:
+                    return _big(v)
+            elif v != v:
+                raise SpecRuntimeError(f"draw {dist} gave no number (NaN)", span)
+            return v  # type: ignore[no-any-return]
 
         return draw
     if isinstance(expr, Query):
@@ -160,8 +225,43 @@ def _compile_attr(expr: Attr) -> Compiled:
 def _compile_binary(expr: Binary) -> Compiled:
     left, right, op, span = compile_expr(expr.left), compile_expr(expr.right), expr.op, expr.span
     if op in _ARITH:
-        f = _ARITH[op]
-        return lambda env: f(left(env), right(env))
+        # One closure per operator, the operator inline: these run on every evaluation.
+        lo, hi = -MAX_INT, MAX_INT
+        if op == "+":
+
+            def add(env: Any) -> Number:
+                a, b = left(env), right(env)
+                r = a + b
+                if r.__class__ is int:
+                    return r if lo <= r <= hi else _big(r)
+                if r != r:
+                    raise _nan(a, op, b, span)
+                return r
+
+            return add
+        if op == "-":
+
+            def sub(env: Any) -> Number:
+                a, b = left(env), right(env)
+                r = a - b
+                if r.__class__ is int:
+                    return r if lo <= r <= hi else _big(r)
+                if r != r:
+                    raise _nan(a, op, b, span)
+                return r
+
+            return sub
+
+        def mul(env: Any) -> Number:
+            a, b = left(env), right(env)
+            r = a * b
+            if r.__class__ is int:
+                return r if lo <= r <= hi else _big(r)
+            if r != r:
+                raise _nan(a, op, b, span)
+            return r
+
+        return mul
     if op in _COMPARE:
         g = _COMPARE[op]
         return lambda env: 1 if g(left(env), right(env)) else 0
@@ -175,7 +275,11 @@ def _compile_binary(expr: Binary) -> Compiled:
             d = right(env)
             if d == 0:
                 raise SpecRuntimeError("division by zero", span)
-            return normal(left(env) / d)
+            n = left(env)
+            r = n / d
+            if r != r:
+                raise _nan(n, "/", d, span)
+            return normal(r)
 
         return div
     if op == "%":
@@ -184,7 +288,11 @@ def _compile_binary(expr: Binary) -> Compiled:
             d = right(env)
             if d == 0:
                 raise SpecRuntimeError("modulo by zero", span)
-            return normal(left(env) % d)
+            n = left(env)
+            r = n % d
+            if r != r:
+                raise _nan(n, "%", d, span)
+            return normal(r)
 
         return mod
     raise TypeError(f"unknown operator {op}")  # pragma: no cover
@@ -203,9 +311,9 @@ def _compile_call(expr: Call) -> Compiled:
     if fn == "abs":
         return lambda env: abs(a(env))
     if fn == "floor":
-        return lambda env: math.floor(a(env))
+        return lambda env: _floor(a(env))
     if fn == "ceil":
-        return lambda env: math.ceil(a(env))
+        return lambda env: _ceil(a(env))
     if fn == "round":
         return lambda env: _round_half_away(a(env))
     if fn == "log":

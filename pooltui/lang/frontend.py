@@ -24,9 +24,10 @@ def _first(file: str, message: str, source: str = "") -> SpecError:
 
 
 def read_spec(path: str) -> bytes:
-    """The spec's bytes; OSError when it cannot be read (the CLI words that itself)."""
+    """The spec's bytes; OSError when it cannot be read (the CLI words that itself). At most
+    one byte past the limit is read, so `/dev/zero` is "too large", not a full memory."""
     with open(path, "rb") as f:
-        return f.read()
+        return f.read(MAX_SPEC_BYTES + 1)
 
 
 def compile_file(path: str) -> Program:
@@ -41,8 +42,7 @@ def compile_bytes(data: bytes, file: str, base_dir: str | None = None) -> Progra
     if len(data) > MAX_SPEC_BYTES:
         raise _first(
             file,
-            f"spec too large: {len(data):,} bytes (the limit is {MAX_SPEC_BYTES:,}); "
-            "is this a spec?",
+            f"spec too large: more than {MAX_SPEC_BYTES:,} bytes (the limit); is this a spec?",
         )
     try:
         text = data.decode("utf-8")

@@ -8,7 +8,6 @@ the syntax errors of several declarations.
 
 from __future__ import annotations
 
-import difflib
 import re
 import threading
 from collections.abc import Sequence
@@ -21,7 +20,9 @@ from lark.lexer import Token
 
 from pooltui.lang import ast as A
 from pooltui.lang.errors import Diagnostic
+from pooltui.lang.exprs import MAX_INT
 from pooltui.lang.ir import Span
+from pooltui.lang.words import nearest
 
 GRAMMAR_PATH = Path(__file__).with_name("grammar.lark")
 MAX_SYNTAX_ERRORS = 10
@@ -229,8 +230,20 @@ class _Builder:
             self.errors.append(Diagnostic(span, "number too long (more than 400 digits)"))
             return A.Number(0, span)
         if any(ch in digits for ch in ".eE"):
-            return A.Number(float(digits), span)
-        return A.Number(int(digits), span)
+            # Past the largest float (about 1.8e308) a literal is inf, as in IEEE 754.
+            value = float(digits)
+            return A.Number(value, span)
+        value = int(digits)
+        if value > MAX_INT:
+            self.errors.append(
+                Diagnostic(
+                    span,
+                    f"integer too large: '{_clip(text)}' is above 2^53 "
+                    "(9,007,199,254,740,992), the largest whole number a spec can use",
+                )
+            )
+            return A.Number(0, span)
+        return A.Number(value, span)
 
     def name(self, c: list[Any]) -> A.Name:
         return A.Name(str(c[0]), self.ts(c[0]))
@@ -449,11 +462,6 @@ def _found(t: Token) -> str:
     return f"'{_clip(str(t))}'"
 
 
-def _close(word: str, choices: Sequence[str]) -> str | None:
-    m = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
-    return m[0] if m else None
-
-
 def _friendly(
     exc: UnexpectedInput, text: str, file: str, parser: lark.Lark
 ) -> tuple[Diagnostic, int | None]:
@@ -490,7 +498,7 @@ def _friendly(
                 )
             )
             if kind == "NAME":
-                near = _close(word, valid)
+                near = nearest(word, valid)
                 hint = f" (did you mean '{near}'?)" if near else ""
                 return Diagnostic(
                     span, f"unknown {what} option {found}{hint}; the options are {listing}"
@@ -517,7 +525,7 @@ def _friendly(
         if kind == "RBRACE" and expected >= _DECL_T:
             return Diagnostic(span, "unexpected '}': no block is open here"), pos
         if kind == "NAME" and expected >= _DECL_T:
-            near = _close(word, DECL_KEYWORDS)
+            near = nearest(word, DECL_KEYWORDS)
             hint = f" (did you mean '{near}'?)" if near else ""
             return Diagnostic(
                 span,
@@ -544,7 +552,7 @@ def _friendly(
                 and second is None
                 and "EQUAL" in expected
             ):
-                near = _close(str(first), (*STMT_KEYWORDS, "arrive"))
+                near = nearest(str(first), (*STMT_KEYWORDS, "arrive"))
                 if near:
                     msg += f" (did you mean '{near}'?)"
             return Diagnostic(span, msg), pos
@@ -555,7 +563,7 @@ def _friendly(
             expected -= {"PREFILL", "DECODE"}
         msg = f"expected {_describe(expected)}, found {found}"
         if expected == {"EQUAL"} and tokens and tokens[-1].type == "NAME":
-            near = _close(str(tokens[-1]), (*STMT_KEYWORDS, "arrive"))
+            near = nearest(str(tokens[-1]), (*STMT_KEYWORDS, "arrive"))
             if near:
                 msg += f" (did you mean '{near}'?)"
         return Diagnostic(span, msg), pos
