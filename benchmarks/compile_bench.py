@@ -6,6 +6,7 @@ python -m benchmarks compile_bench [LINES]
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 
 def generate(lines: int = 10_000) -> str:
@@ -60,4 +61,11 @@ def main(argv: list[str]) -> int:
         f"{len(program.stages)} stages, {len(program.sessions)} session classes) "
         f"in {t1 - t0:.3f} s"
     )
+    # Reading the bundled traces (a source is read line by line, whole unless `limit`).
+    data = Path(__file__).resolve().parent.parent / "data"
+    for name in sorted(data.glob("*.csv")) + sorted(data.glob("*.jsonl")):
+        t0 = time.perf_counter()
+        program = compile_source(f'session s from "{name}" {{ }}', "bench.pool")
+        t1 = time.perf_counter()
+        print(f"read {name.name}: {program.sessions[0].count:,} rows in {t1 - t0:.3f} s")
     return 0
