@@ -24,13 +24,25 @@ import subprocess
 import sys
 from pathlib import Path
 
-# The hot path: state (plain data), the tables the engine reads, the engine, the fast mode
-# and the expression closures. Paths from the repository root: mypyc names the compiled
-# modules by them.
+# The hot path: state (plain data), the tables the engine reads, the engine and its
+# modules (one per concern, docs/architecture.md), the fast mode and the expression
+# closures. Paths from the repository root: mypyc names the compiled modules by them.
 MODULES = (
     "pooltui/sim/state.py",
     "pooltui/sim/tables.py",
+    "pooltui/sim/codes.py",
     "pooltui/sim/engine.py",
+    "pooltui/sim/loop.py",
+    "pooltui/sim/interpreter.py",
+    "pooltui/sim/admit.py",
+    "pooltui/sim/blocks.py",
+    "pooltui/sim/links.py",
+    "pooltui/sim/grow.py",
+    "pooltui/sim/runs.py",
+    "pooltui/sim/iterations.py",
+    "pooltui/sim/invariants.py",
+    "pooltui/sim/members.py",
+    "pooltui/sim/why.py",
     "pooltui/sim/fast.py",
     "pooltui/lang/exprs.py",
 )

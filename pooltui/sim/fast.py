@@ -19,8 +19,11 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
+from collections.abc import Callable
+from typing import Any
 
-from pooltui.lang.ir import Expr, Hold, Var
+from pooltui.lang.ir import Expr, Hold, Span, Var
+from pooltui.sim import blocks, invariants, iterations, runs
 from pooltui.sim.engine import Engine
 from pooltui.sim.snapshot import Violation
 from pooltui.sim.state import S_RESIDENT, PoolState, Session, StageState
@@ -51,8 +54,9 @@ class FastEngine(Engine):
     def configure(self) -> None:
         """The fast mode's settings, from the tables (called by the engine's constructor)."""
         tables = self.t
-        self.quiet = QUIET
-        self.check_per_action = True
+        # Nothing records or checks events (a headless run without invariants): the
+        # block accounting may take its lean paths, which count events without them.
+        self.lean = False
         # Fusing needs every admission attempt to fail the same way while only steady
         # decoding happens: no checks, fifo queues, headers that do not read time.
         timeless = all(
@@ -105,7 +109,7 @@ class FastEngine(Engine):
             run.full = True
             run.phase = "decode"
             st.scheduled.append(sess.sid)
-            st.scheduled.sort(key=self.resident_order)
+            st.scheduled.sort(key=lambda sid: runs.resident_order(self, sid))
 
     def make_all_plain(self, st: StageState) -> None:
         for sid in list(st.steady):
@@ -134,7 +138,7 @@ class FastEngine(Engine):
         key = (h.pool, (run.d0 - run.c0) % p.block)
         bucket = st.buckets.setdefault(key, [])
         order = h.admit_order
-        keys = [self.resident_order(x) for x in bucket]
+        keys = [runs.resident_order(self, x) for x in bucket]
         bucket.insert(bisect.bisect_left(keys, order), sess.sid)
         heapq.heappush(st.marks, (run.d0 + run.target - run.s0, DONE, order, sess.sid, run.d0))
         if room < 1 << 62:
@@ -156,6 +160,43 @@ class FastEngine(Engine):
         return None
 
     # ------------------------------------------------------------------ overrides
+    def emit(
+        self,
+        moment: str,
+        why: str | Callable[[], str],
+        session: Session | None = None,
+        pool: PoolState | None = None,
+        name: str | None = None,
+        stage: StageState | None = None,
+        others: tuple[str, ...] = (),
+        units: int | None = None,
+        blocks: tuple[int, ...] = (),
+        span: Span | None = None,
+        data: tuple[tuple[str, Any], ...] = (),
+    ) -> None:
+        if moment in QUIET:  # not recorded, not counted
+            return
+        super().emit(moment, why, session, pool, name, stage, others, units, blocks, span, data)
+
+    def event_done(self) -> None:
+        """Invariants are checked after each action, not each event: inside an action the
+        fast mode allocates fused iterations' blocks ahead of their steps."""
+
+    def action_done(self) -> None:
+        if self.invariants:
+            self.check_now()
+
+    def iteration_event(self, st: StageState, tokens: int, admitted: list[str], preempted: bool,
+                        duration: float, prefills: int, decodes: int) -> None:  # fmt: skip
+        """No `iteration` event (see QUIET)."""
+
+    def evict(self, p: PoolState, nblocks: int, protect: int | None) -> None:
+        pd = self.t.pools[p.decl]
+        if self.lean and pd.evict_keys is None and pd.spill_when is None and p.nblocks is not None:
+            blocks.evict_lean(self, p, nblocks, protect)
+            return
+        super().evict(p, nblocks, protect)
+
     def join_stage(self, sess: Session, st: StageState) -> None:
         st.plain[sess.sid] = None
         super().join_stage(sess, st)
@@ -203,11 +244,15 @@ class FastEngine(Engine):
             h.computed, h.context, h.size, run.steps = c, x, z, n
 
     def check_invariants(self) -> Violation | None:
-        saved = self.write_out()
-        try:
-            return super().check_invariants()
-        finally:
-            self.restore(saved)
+        # Steady residents' holds are checked with the figures they stand for.
+        steady: dict[int, tuple[int, int]] = {}
+        for st in self.s.stages:
+            for sid in st.steady:
+                sess = self.s.live[sid]
+                assert sess.run is not None
+                computed, size, _ = self.steady_values(st, sess)
+                steady[sess.run.h.key] = (computed, size)
+        return invariants.check(self.s, steady)
 
     def start_iteration(self, st: StageState) -> bool:
         s = self.s
@@ -235,7 +280,11 @@ class FastEngine(Engine):
         steady_n = len(st.steady)
         want = steady_n
         need: dict[int, int] = {}
-        plain = sorted(st.plain, key=self.resident_order) if len(st.plain) > 1 else list(st.plain)
+        plain = (
+            sorted(st.plain, key=lambda sid: runs.resident_order(self, sid))
+            if len(st.plain) > 1
+            else list(st.plain)
+        )
         for sid in plain:
             sess = s.live[sid]
             run = sess.run
@@ -251,7 +300,7 @@ class FastEngine(Engine):
             if want > st.budget:
                 return None
             p = s.pools[h.pool]
-            grown = self.nb(p, h.computed + w) - h.nblocks
+            grown = blocks.nb(p, h.computed + w) - h.nblocks
             if grown > 0:
                 need[h.pool] = need.get(h.pool, 0) + grown
         crossing: list[tuple[int, int]] = []
@@ -260,13 +309,13 @@ class FastEngine(Engine):
             bucket = st.buckets.get((pi, st.dcount % p.block))
             if bucket:
                 need[pi] = need.get(pi, 0) + len(bucket)
-                crossing.extend((self.resident_order(sid), sid) for sid in bucket)
+                crossing.extend((runs.resident_order(self, sid), sid) for sid in bucket)
         for pi, n in need.items():
             p = s.pools[pi]
-            if n > self.available(p) or p.waiting_grows:
+            if n > blocks.available(p) or p.waiting_grows:
                 return None
         crossing.sort()
-        merged = [(self.resident_order(sid), sid, False) for sid in plain]
+        merged = [(runs.resident_order(self, sid), sid, False) for sid in plain]
         merged.extend((o, sid, True) for o, sid in crossing)
         merged.sort()
         return merged
@@ -295,16 +344,18 @@ class FastEngine(Engine):
                 sess = s.live.get(sid)
                 if sess is None or sess.run is None or sid not in st.residents:
                     continue
-                self.serve(st, sess)
+                runs.serve(self, st, sess)
             if batch:
                 self.crossing_blocks(batch)
-            admitted = self.admit_in_iteration(st)
+            admitted = iterations.admit_in_iteration(self, st)
         finally:
             st.planning = False
         pure = not st.scheduled and not admitted and self.fusable
         fused = self.fusion_length(st) if pure else 1
         st.fused = fused
-        return self.launch_iteration(st, admitted, False, n0, steady=len(st.steady), fused=fused)
+        return iterations.launch_iteration(
+            self, st, admitted, False, n0, steady=len(st.steady), fused=fused
+        )
 
     def crossing_blocks(self, holds: list[HoldState]) -> None:
         """Each hold (steady residents crossing into a new block, in resident order) gets
@@ -323,49 +374,9 @@ class FastEngine(Engine):
             i = j
             if p.nblocks is None or not self.lean or pd.evict_keys is not None or pd.spill_when:
                 for h in group:
-                    h.phys.extend(self.take_blocks(p, 1, protect=None))
-                    h.nblocks += 1
+                    blocks.extend_hold(self, p, h, 1)
                 continue
-            free = p.free
-            p.allocated += len(group)
-            k = 0
-            while k < len(group) and free:
-                h = group[k]
-                h.phys.append(free.pop())
-                h.nblocks += 1
-                k += 1
-            if k < len(group):
-                for h, b in zip(group[k:], self.evict_blocks(p, len(group) - k), strict=True):
-                    h.phys.append(b)
-                    h.nblocks += 1
-
-    def evict_blocks(self, p: PoolState, m: int) -> list[int]:
-        """m evictions of one block each (lru, in order), the blocks handed straight to
-        the allocations that needed them; counted as m `evict` events."""
-        s = self.s
-        entries = p.entries
-        block = p.block
-        out: list[int] = []
-        units = 0
-        while len(out) < m:
-            e = next(iter(entries.values()))
-            take = min(m - len(out), e.nblocks)
-            phys = e.phys
-            cut = len(phys) - take
-            out.extend(reversed(phys[cut:]))
-            del phys[cut:]
-            before = e.units
-            e.nblocks -= take
-            if e.units > e.nblocks * block:
-                e.units = e.nblocks * block
-            units += before - e.units
-            p.cached -= take
-            if e.nblocks == 0:
-                del entries[e.sid]
-        s.counters["evictions"] += m
-        s.counters["evicted_units"] += units
-        s.n_events += m
-        return out
+            blocks.one_block_each(self, p, group)
 
     def fusion_length(self, st: StageState) -> int:
         """How many steady-only iterations can run as one: until a run finishes or must
@@ -393,7 +404,7 @@ class FastEngine(Engine):
         t = end
         start = s.now
         plan: list[tuple[float, int, list[int]]] = []  # (start, pool, sids in resident order)
-        avail = {pi: self.available(s.pools[pi]) for pi in st.memory}
+        avail = {pi: blocks.available(s.pools[pi]) for pi in st.memory}
         buckets = st.buckets
         single = len(st.memory) == 1
         while k < fused and t < next_due:
@@ -416,7 +427,7 @@ class FastEngine(Engine):
                             ok = False
                             break
                         avail[pi] -= len(bucket)
-                        cross.extend((self.resident_order(sid), pi, sid) for sid in bucket)
+                        cross.extend((runs.resident_order(self, sid), pi, sid) for sid in bucket)
                 if not ok:
                     break
                 cross.sort()
@@ -452,7 +463,7 @@ class FastEngine(Engine):
         k = st.fused
         st.fused = 0
         plain = list(st.scheduled)
-        tokens, done = self.apply_tokens(st)
+        tokens, done = iterations.apply_tokens(self, st)
         if k:
             st.dcount += k
             while True:
@@ -465,14 +476,14 @@ class FastEngine(Engine):
                 if m[1] == DONE:
                     done.append(sess)
                 # (an EXIT mark: its next step would pass its reserve; it goes on plain)
-            done.sort(key=lambda x: self.resident_order(x.sid))
+            done.sort(key=lambda x: runs.resident_order(self, x.sid))
         # Plain decoders that just took a whole step with a tight hold become steady.
         for sid in plain:
             other = s.live.get(sid)
             if other is not None and other not in done:
                 self.try_steady(st, other)
         del tokens
-        self.finish_runs(st, done)
+        iterations.finish_runs(self, st, done)
 
 
 def reads_time(expr: Expr) -> bool:

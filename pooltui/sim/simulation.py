@@ -162,7 +162,10 @@ class Simulation:
         eng.keep = False
         eng.record = on_event is not None
         eng.on_event = on_event
-        eng.lean = on_event is None and not eng.invariants and events is None
+        from pooltui.sim.fast import FastEngine
+
+        if isinstance(eng, FastEngine):  # nothing records or checks events: lean paths
+            eng.lean = on_event is None and not eng.invariants and events is None
         s = eng.s
         steps = 0
         eng.stop_after = events
@@ -181,7 +184,8 @@ class Simulation:
             self.error = s.error
             eng.on_event = None
             eng.stop_after = None
-            eng.lean = False
+            if isinstance(eng, FastEngine):
+                eng.lean = False
 
     def _next_time(self) -> float:
         s = self.engine.s
