@@ -5,6 +5,9 @@ may be ahead of the cursor after `back()`. To show the state right after any eve
 simulation restores the nearest checkpoint (a pickle of the plain-data state) and replays
 deterministically; an event in the middle of an action is reached by replaying that action
 with `stop_after`, which stops it right after the event's own state change.
+
+Owns the history (checkpoints, the cursor, replays) and the choice of mode. It changes the
+state only by asking the engine to advance (and by restoring checkpoints).
 """
 
 from __future__ import annotations

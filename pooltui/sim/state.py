@@ -7,6 +7,9 @@ Each class is marked `serializable` for the compiled build (mypyc, `POOLTUI_COMP
 a compiled class pickles only with that mark (and, in mypyc as it is, with interpreted
 subclasses allowed; without it the attributes come back unset). In the pure-Python build
 the mark does nothing.
+
+Owns the state's shape only: no rules. The engine's modules change it (each its own part,
+see docs/architecture.md); the fast mode keeps its own figures beside it, not in it.
 """
 
 from __future__ import annotations

@@ -1,4 +1,9 @@
-"""Building immutable `Snapshot`s from engine state (read-only; nothing here mutates)."""
+"""Building immutable `Snapshot`s from engine state.
+
+Owns the translation of the state into snapshot views. It only reads: the queue's planned
+figures come from `admit.plan_hold`, which writes nothing (only a header's draw is undone,
+since looking must not draw).
+"""
 
 from __future__ import annotations
 
