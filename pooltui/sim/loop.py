@@ -23,12 +23,15 @@ if TYPE_CHECKING:
 def push(
     eng: Engine, t: float, prio: int, sub: int, kind: str, a: Any = None, b: Any = None
 ) -> None:
+    """Schedule an action at time `t`. At one instant actions go by priority, then
+    `sub` (declaration order), then the order they were pushed in."""
     s = eng.s
     s.seq += 1
     heapq.heappush(s.heap, (t, prio, sub, s.seq, kind, a, b))
 
 
 def push_arrival(eng: Engine, c: int) -> None:
+    """Schedule class `c`'s next arrival (one at a time: the heap stays small)."""
     s = eng.s
     pos = s.arrive_next[c]
     t, index = eng.sched.per_class[c][pos][:2]
