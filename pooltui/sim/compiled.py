@@ -18,19 +18,32 @@ and delete them (`build_label`, which `pooltui --version` prints, says STALE mea
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-# The hot path: state (plain data), the tables the engine reads, the engine, the fast mode
-# and the expression closures. Paths from the repository root: mypyc names the compiled
-# modules by them.
+# The hot path: state (plain data), the tables the engine reads, the engine and its
+# modules (one per concern, docs/architecture.md), the fast mode and the expression
+# closures. Paths from the repository root: mypyc names the compiled modules by them.
 MODULES = (
     "pooltui/sim/state.py",
     "pooltui/sim/tables.py",
+    "pooltui/sim/codes.py",
     "pooltui/sim/engine.py",
+    "pooltui/sim/loop.py",
+    "pooltui/sim/interpreter.py",
+    "pooltui/sim/admit.py",
+    "pooltui/sim/blocks.py",
+    "pooltui/sim/links.py",
+    "pooltui/sim/grow.py",
+    "pooltui/sim/runs.py",
+    "pooltui/sim/iterations.py",
+    "pooltui/sim/invariants.py",
+    "pooltui/sim/members.py",
+    "pooltui/sim/why.py",
     "pooltui/sim/fast.py",
     "pooltui/lang/exprs.py",
 )
@@ -106,3 +119,59 @@ def build_copy(root: Path, dest: Path) -> Path:
     if proc.returncode != 0:
         raise RuntimeError(f"mypyc failed:\n{proc.stdout}\n{proc.stderr}")
     return dest
+
+
+def sources_hash(root: Path) -> str:
+    """What a compiled build depends on: the compiled modules' sources, mypy's settings
+    (pyproject.toml), the Python and mypy versions. A short hex digest."""
+    import mypy.version
+
+    h = hashlib.sha256(f"{sys.version}|{mypy.version.__version__}".encode())
+    for m in (*MODULES, "pyproject.toml"):
+        h.update(m.encode())
+        h.update((root / m).read_bytes())
+    return h.hexdigest()[:16]
+
+
+def cached_build(root: Path, cache: Path | None = None) -> Path:
+    """A compiled build of `root`'s package, reused across runs: `build_copy` into
+    `cache/compiled-<sources_hash>/` (cache: root/build) the first time, and afterwards
+    only the modules that are not compiled (and data files) copied over again, so the
+    build always runs the checkout's pure code around the compiled modules. Returns the
+    directory to put first on PYTHONPATH."""
+    cache = cache if cache is not None else root / "build"
+    dest = cache / f"compiled-{sources_hash(root)}"
+    if not (dest / "COMPLETE").exists():
+        # Built aside and renamed: a run that is stopped, or two at once, never leave a
+        # half build where the next one would take it for whole.
+        tmp = cache / f"{dest.name}.tmp{os.getpid()}"
+        build_copy(root, tmp)
+        (tmp / "COMPLETE").write_text("")
+        try:
+            tmp.rename(dest)
+        except OSError:  # another run finished the same build first
+            shutil.rmtree(tmp, ignore_errors=True)
+        return dest
+    _refresh(root, dest)
+    return dest
+
+
+def _refresh(root: Path, dest: Path) -> None:
+    """The build's non-compiled files made the checkout's again."""
+    compiled = set(MODULES)
+    src, out = root / "pooltui", dest / "pooltui"
+    wanted = set()
+    for f in src.rglob("*"):
+        rel = f.relative_to(root).as_posix()
+        if not f.is_file() or "__pycache__" in f.parts or f.suffix in {".so", ".pyd", ".c"}:
+            continue
+        wanted.add(rel)
+        if rel in compiled:
+            continue
+        target = dest / rel
+        if not target.exists() or target.read_bytes() != f.read_bytes():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(f, target)
+    for f in out.rglob("*.py"):  # a module deleted from the checkout
+        if f.relative_to(dest).as_posix() not in wanted:
+            f.unlink()

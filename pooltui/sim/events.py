@@ -3,6 +3,9 @@
 Every change of state is one `Event` with a time, an index (its place in the log, from 0),
 a moment (language.md §7), its parties, and a plain-words `why`. The trace file is one JSON
 object per event, written by `Event.to_json`; the same spec and seed give the same bytes.
+
+Owns the event type and the moments; events are built by `Engine.emit`, their sentences
+by `why`.
 """
 
 from __future__ import annotations

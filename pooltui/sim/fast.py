@@ -12,6 +12,12 @@ The result is the state the per-event mode reaches, block for block, and the sam
 except that `iteration`, `iteration-end` and `grow` are not recorded (the differential
 test checks this). Anything the bulk rules cannot vouch for falls back to the per-event
 logic after making every steady resident plain again.
+
+Owns everything only this mode needs: its switches (`lean`, the QUIET moments, checking
+invariants per action) and its steady residents' figures (`Lazy`, one per stage member,
+kept beside the shared state, not in it). It changes the state only through the engine's
+modules or in the same way they would (block for block); it may not change what the
+per-event rules do.
 """
 
 from __future__ import annotations
@@ -19,8 +25,11 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
+from collections.abc import Callable
+from typing import Any
 
-from pooltui.lang.ir import Expr, Hold, Var
+from pooltui.lang.ir import Expr, Hold, Span, Var
+from pooltui.sim import blocks, invariants, iterations, runs
 from pooltui.sim.engine import Engine
 from pooltui.sim.snapshot import Violation
 from pooltui.sim.state import S_RESIDENT, PoolState, Session, StageState
@@ -47,12 +56,30 @@ def _reads(expr: object, names: set[str]) -> bool:
     return False
 
 
+class Lazy:
+    """One step stage member's steady residents: the fast mode's own figures, kept beside
+    the state that the per-event rules share (and that history checkpoints)."""
+
+    __slots__ = ("buckets", "dcount", "fused", "marks", "plain", "steady")
+
+    def __init__(self) -> None:
+        self.dcount = 0  # steady steps taken so far
+        # sid -> (d0, c0, s0): its computed and steps are c0 / s0 at step count d0, plus
+        # the steps since
+        self.steady: dict[int, tuple[int, int, int]] = {}
+        self.plain: dict[int, None] = {}  # sids of the other residents
+        self.buckets: dict[tuple[int, int], list[int]] = {}  # (pool, phase) -> sids
+        self.marks: list[tuple[int, int, int, int, int]] = []  # (D, kind, order, sid, d0)
+        self.fused = 0  # steady iterations the current iteration stands for (0: none)
+
+
 class FastEngine(Engine):
     def configure(self) -> None:
         """The fast mode's settings, from the tables (called by the engine's constructor)."""
         tables = self.t
-        self.quiet = QUIET
-        self.check_per_action = True
+        # Nothing records or checks events (a headless run without invariants): the
+        # block accounting may take its lean paths, which count events without them.
+        self.lean = False
         # Fusing needs every admission attempt to fail the same way while only steady
         # decoding happens: no checks, fifo queues, headers that do not read time.
         timeless = all(
@@ -66,23 +93,29 @@ class FastEngine(Engine):
         spills = any(pd.spill_when is not None for pd in tables.pools)
         self.fusable = timeless and not tables.checks and not spills
         self.pool_fifo = [pd.queue_keys is None for pd in tables.pools]
+        self.lazy = [Lazy() for _ in self.s.stages]  # by global stage member
+
+    def lz(self, st: StageState) -> Lazy:
+        return self.lazy[self.stage_base[st.decl] + st.member]
 
     # ------------------------------------------------------------------ steady residents
     def steady_values(self, st: StageState, sess: Session) -> tuple[int, int, int]:
         """(computed, size, steps) of a steady resident now."""
-        run = sess.run
-        assert run is not None
-        delta = st.dcount - run.d0
-        computed = run.c0 + delta
+        lz = self.lz(st)
+        d0, c0, s0 = lz.steady[sess.sid]
+        delta = lz.dcount - d0
+        computed = c0 + delta
         # While its iteration is in flight the hold already has the blocks of every fused
         # step (k of them): count its size k ahead so blocks and size agree.
-        in_flight = st.fused if st.busy else 0
-        return computed, computed + in_flight, run.s0 + delta
+        in_flight = lz.fused if st.busy else 0
+        return computed, computed + in_flight, s0 + delta
 
     def make_plain(self, st: StageState, sess: Session) -> None:
         """Write a steady resident's figures back into its hold and run."""
         run = sess.run
-        assert run is not None and run.d0 >= 0
+        assert run is not None
+        lz = self.lz(st)
+        d0, c0, _ = lz.steady[sess.sid]
         computed, size, steps = self.steady_values(st, sess)
         h = run.h
         h.computed = computed
@@ -90,31 +123,31 @@ class FastEngine(Engine):
         h.size = size
         run.steps = steps
         p = self.s.pools[h.pool]
-        key = (h.pool, (run.d0 - run.c0) % p.block)
-        bucket = st.buckets.get(key)
+        key = (h.pool, (d0 - c0) % p.block)
+        bucket = lz.buckets.get(key)
         if bucket is not None and sess.sid in bucket:
             bucket.remove(sess.sid)
-        del st.steady[sess.sid]
-        st.plain[sess.sid] = None
-        run.d0 = -1
-        if st.busy and st.fused:
+        del lz.steady[sess.sid]
+        lz.plain[sess.sid] = None
+        if st.busy and lz.fused:
             # In the middle of its iteration: it takes its one token like a plain resident.
-            if st.fused > 1:  # pragma: no cover - fused runs end before anything else happens
+            if lz.fused > 1:  # pragma: no cover - fused runs end before anything else happens
                 raise RuntimeError("a fused iteration was interrupted")
             run.tokens = 1
             run.full = True
             run.phase = "decode"
             st.scheduled.append(sess.sid)
-            st.scheduled.sort(key=self.resident_order)
+            st.scheduled.sort(key=lambda sid: runs.resident_order(self, sid))
 
     def make_all_plain(self, st: StageState) -> None:
-        for sid in list(st.steady):
+        for sid in list(self.lz(st).steady):
             self.make_plain(st, self.s.live[sid])
 
     def try_steady(self, st: StageState, sess: Session) -> None:
         """A plain decoder whose hold is tight becomes steady."""
         run = sess.run
-        if run is None or run.kind != "decode" or run.d0 >= 0 or sess.state != S_RESIDENT:
+        lz = self.lz(st)
+        if run is None or run.kind != "decode" or sess.sid in lz.steady or sess.state != S_RESIDENT:
             return
         h = run.h
         p = self.s.pools[h.pool]
@@ -126,38 +159,75 @@ class FastEngine(Engine):
         room = math.floor(limit) - h.computed if not math.isinf(limit) else 1 << 62
         if room <= 0:
             return
-        run.d0 = st.dcount
-        run.c0 = h.computed
-        run.s0 = run.steps
-        st.steady[sess.sid] = None
-        st.plain.pop(sess.sid, None)
-        key = (h.pool, (run.d0 - run.c0) % p.block)
-        bucket = st.buckets.setdefault(key, [])
+        d0, c0, s0 = lz.dcount, h.computed, run.steps
+        lz.steady[sess.sid] = (d0, c0, s0)
+        lz.plain.pop(sess.sid, None)
+        key = (h.pool, (d0 - c0) % p.block)
+        bucket = lz.buckets.setdefault(key, [])
         order = h.admit_order
-        keys = [self.resident_order(x) for x in bucket]
+        keys = [runs.resident_order(self, x) for x in bucket]
         bucket.insert(bisect.bisect_left(keys, order), sess.sid)
-        heapq.heappush(st.marks, (run.d0 + run.target - run.s0, DONE, order, sess.sid, run.d0))
+        heapq.heappush(lz.marks, (d0 + run.target - s0, DONE, order, sess.sid, d0))
         if room < 1 << 62:
-            heapq.heappush(st.marks, (run.d0 + room, EXIT, order, sess.sid, run.d0))
+            heapq.heappush(lz.marks, (d0 + room, EXIT, order, sess.sid, d0))
 
     def valid_mark(self, st: StageState, mark: tuple[int, int, int, int, int]) -> Session | None:
         sess = self.s.live.get(mark[3])
-        if sess is None or sess.run is None or sess.run.d0 != mark[4] or mark[3] not in st.steady:
+        figures = self.lz(st).steady.get(mark[3])
+        if sess is None or sess.run is None or figures is None or figures[0] != mark[4]:
             return None
         return sess
 
     def next_mark(self, st: StageState) -> tuple[int, int, int, int, int] | None:
-        while st.marks:
-            m = st.marks[0]
+        marks = self.lz(st).marks
+        while marks:
+            m = marks[0]
             if self.valid_mark(st, m) is None:
-                heapq.heappop(st.marks)
+                heapq.heappop(marks)
                 continue
             return m
         return None
 
     # ------------------------------------------------------------------ overrides
+    def emit(
+        self,
+        moment: str,
+        why: str | Callable[[], str],
+        session: Session | None = None,
+        pool: PoolState | None = None,
+        name: str | None = None,
+        stage: StageState | None = None,
+        others: tuple[str, ...] = (),
+        units: int | None = None,
+        blocks: tuple[int, ...] = (),
+        span: Span | None = None,
+        data: tuple[tuple[str, Any], ...] = (),
+    ) -> None:
+        if moment in QUIET:  # not recorded, not counted
+            return
+        super().emit(moment, why, session, pool, name, stage, others, units, blocks, span, data)
+
+    def event_done(self) -> None:
+        """Invariants are checked after each action, not each event: inside an action the
+        fast mode allocates fused iterations' blocks ahead of their steps."""
+
+    def action_done(self) -> None:
+        if self.invariants:
+            self.check_now()
+
+    def iteration_event(self, st: StageState, tokens: int, admitted: list[str], preempted: bool,
+                        duration: float, prefills: int, decodes: int) -> None:  # fmt: skip
+        """No `iteration` event (see QUIET)."""
+
+    def evict(self, p: PoolState, nblocks: int, protect: int | None) -> None:
+        pd = self.t.pools[p.decl]
+        if self.lean and pd.evict_keys is None and pd.spill_when is None and p.nblocks is not None:
+            blocks.evict_lean(self, p, nblocks, protect)
+            return
+        super().evict(p, nblocks, protect)
+
     def join_stage(self, sess: Session, st: StageState) -> None:
-        st.plain[sess.sid] = None
+        self.lz(st).plain[sess.sid] = None
         super().join_stage(sess, st)
         if not st.planning and not st.busy:
             # A decode run that starts on a tight hold (right after its prefill) is steady
@@ -168,18 +238,20 @@ class FastEngine(Engine):
         run = sess.run
         if run is not None:
             st = self.s.stages[run.stage]
-            if run.d0 >= 0:
+            lz = self.lz(st)
+            if sess.sid in lz.steady:
                 self.make_plain(st, sess)
-            st.plain.pop(sess.sid, None)
+            lz.plain.pop(sess.sid, None)
         super().leave_stage(sess)
 
     def preempt(self, h: HoldState, grower: Session, p: PoolState, need: int) -> None:
         victim = self.s.live[h.sid]
         if victim.run is not None:
             st = self.s.stages[victim.run.stage]
-            if victim.run.d0 >= 0:
+            lz = self.lz(st)
+            if victim.sid in lz.steady:
                 self.make_plain(st, victim)
-            st.plain.pop(victim.sid, None)
+            lz.plain.pop(victim.sid, None)
         super().preempt(h, grower, p, need)
 
     def write_out(self) -> list[tuple[HoldState, RunState, int, int, int, int]]:
@@ -187,7 +259,7 @@ class FastEngine(Engine):
         `restore` puts the lazy ones back."""
         saved = []
         for st in self.s.stages:
-            for sid in st.steady:
+            for sid in self.lz(st).steady:
                 sess = self.s.live[sid]
                 run = sess.run
                 assert run is not None
@@ -203,22 +275,27 @@ class FastEngine(Engine):
             h.computed, h.context, h.size, run.steps = c, x, z, n
 
     def check_invariants(self) -> Violation | None:
-        saved = self.write_out()
-        try:
-            return super().check_invariants()
-        finally:
-            self.restore(saved)
+        # Steady residents' holds are checked with the figures they stand for.
+        steady: dict[int, tuple[int, int]] = {}
+        for st in self.s.stages:
+            for sid in self.lz(st).steady:
+                sess = self.s.live[sid]
+                assert sess.run is not None
+                computed, size, _ = self.steady_values(st, sess)
+                steady[sess.run.h.key] = (computed, size)
+        return invariants.check(self.s, steady)
 
     def start_iteration(self, st: StageState) -> bool:
+        lz = self.lz(st)
         s = self.s
         # Steady residents about to pass their reserve go back to the per-event rules.
         while True:
             m = self.next_mark(st)
-            if m is None or m[1] != EXIT or m[0] > st.dcount:
+            if m is None or m[1] != EXIT or m[0] > lz.dcount:
                 break
-            heapq.heappop(st.marks)
+            heapq.heappop(lz.marks)
             self.make_plain(st, s.live[m[3]])
-        if not st.steady:
+        if not lz.steady:
             return super().start_iteration(st)
         plan = self.bulk_plan(st)
         if plan is None:
@@ -229,53 +306,56 @@ class FastEngine(Engine):
     def bulk_plan(self, st: StageState) -> list[tuple[int, int, bool]] | None:
         """The crossing blocks of this iteration in resident order, as (order, sid), when
         every resident gets all it wants and every block can be found; else None."""
+        lz = self.lz(st)
         s = self.s
         if st.exclusive:
             return None
-        steady_n = len(st.steady)
+        steady_n = len(lz.steady)
         want = steady_n
         need: dict[int, int] = {}
-        plain = sorted(st.plain, key=self.resident_order) if len(st.plain) > 1 else list(st.plain)
+        plain = (
+            sorted(lz.plain, key=lambda sid: runs.resident_order(self, sid))
+            if len(lz.plain) > 1
+            else list(lz.plain)
+        )
         for sid in plain:
             sess = s.live[sid]
             run = sess.run
             assert run is not None
             h = run.h
-            if run.kind == "prefill":
-                w = run.target - h.computed
-                if st.whole and w > st.budget - want:
-                    return None
-            else:
-                w = h.context - h.computed + 1
+            w = runs.tokens_wanted(run.kind, run.target, h)
+            if run.kind == "prefill" and st.whole and w > st.budget - want:
+                return None
             want += w
             if want > st.budget:
                 return None
             p = s.pools[h.pool]
-            grown = self.nb(p, h.computed + w) - h.nblocks
+            grown = blocks.nb(p, h.computed + w) - h.nblocks
             if grown > 0:
                 need[h.pool] = need.get(h.pool, 0) + grown
         crossing: list[tuple[int, int]] = []
         for pi in st.memory:
             p = s.pools[pi]
-            bucket = st.buckets.get((pi, st.dcount % p.block))
+            bucket = lz.buckets.get((pi, lz.dcount % p.block))
             if bucket:
                 need[pi] = need.get(pi, 0) + len(bucket)
-                crossing.extend((self.resident_order(sid), sid) for sid in bucket)
+                crossing.extend((runs.resident_order(self, sid), sid) for sid in bucket)
         for pi, n in need.items():
             p = s.pools[pi]
-            if n > self.available(p) or p.waiting_grows:
+            if n > blocks.available(p) or p.waiting_grows:
                 return None
         crossing.sort()
-        merged = [(self.resident_order(sid), sid, False) for sid in plain]
+        merged = [(runs.resident_order(self, sid), sid, False) for sid in plain]
         merged.extend((o, sid, True) for o, sid in crossing)
         merged.sort()
         return merged
 
     def bulk_iteration(self, st: StageState, order: list[tuple[int, int, bool]]) -> bool:
+        lz = self.lz(st)
         s = self.s
         n0 = s.n_events
         st.planning = True
-        st.budget_left = st.budget - len(st.steady)
+        st.budget_left = st.budget - len(lz.steady)
         st.preempted = False
         st.scheduled = []
         admitted: list[str] = []
@@ -295,16 +375,18 @@ class FastEngine(Engine):
                 sess = s.live.get(sid)
                 if sess is None or sess.run is None or sid not in st.residents:
                     continue
-                self.serve(st, sess)
+                runs.serve(self, st, sess)
             if batch:
                 self.crossing_blocks(batch)
-            admitted = self.admit_in_iteration(st)
+            admitted = iterations.admit_in_iteration(self, st)
         finally:
             st.planning = False
         pure = not st.scheduled and not admitted and self.fusable
         fused = self.fusion_length(st) if pure else 1
-        st.fused = fused
-        return self.launch_iteration(st, admitted, False, n0, steady=len(st.steady), fused=fused)
+        lz.fused = fused
+        return iterations.launch_iteration(
+            self, st, admitted, False, n0, steady=len(lz.steady), fused=fused
+        )
 
     def crossing_blocks(self, holds: list[HoldState]) -> None:
         """Each hold (steady residents crossing into a new block, in resident order) gets
@@ -323,53 +405,14 @@ class FastEngine(Engine):
             i = j
             if p.nblocks is None or not self.lean or pd.evict_keys is not None or pd.spill_when:
                 for h in group:
-                    h.phys.extend(self.take_blocks(p, 1, protect=None))
-                    h.nblocks += 1
+                    blocks.extend_hold(self, p, h, 1)
                 continue
-            free = p.free
-            p.allocated += len(group)
-            k = 0
-            while k < len(group) and free:
-                h = group[k]
-                h.phys.append(free.pop())
-                h.nblocks += 1
-                k += 1
-            if k < len(group):
-                for h, b in zip(group[k:], self.evict_blocks(p, len(group) - k), strict=True):
-                    h.phys.append(b)
-                    h.nblocks += 1
-
-    def evict_blocks(self, p: PoolState, m: int) -> list[int]:
-        """m evictions of one block each (lru, in order), the blocks handed straight to
-        the allocations that needed them; counted as m `evict` events."""
-        s = self.s
-        entries = p.entries
-        block = p.block
-        out: list[int] = []
-        units = 0
-        while len(out) < m:
-            e = next(iter(entries.values()))
-            take = min(m - len(out), e.nblocks)
-            phys = e.phys
-            cut = len(phys) - take
-            out.extend(reversed(phys[cut:]))
-            del phys[cut:]
-            before = e.units
-            e.nblocks -= take
-            if e.units > e.nblocks * block:
-                e.units = e.nblocks * block
-            units += before - e.units
-            p.cached -= take
-            if e.nblocks == 0:
-                del entries[e.sid]
-        s.counters["evictions"] += m
-        s.counters["evicted_units"] += units
-        s.n_events += m
-        return out
+            blocks.one_block_each(self, p, group)
 
     def fusion_length(self, st: StageState) -> int:
         """How many steady-only iterations can run as one: until a run finishes or must
         leave, another action is due, the blocks run out, or a queue could move."""
+        lz = self.lz(st)
         s = self.s
         for pi in st.memory:
             p = s.pools[pi]
@@ -377,14 +420,15 @@ class FastEngine(Engine):
                 return 1
         # No run may finish, and none pass its reserve, before the last fused iteration.
         m = self.next_mark(st)
-        limit = (m[0] - st.dcount) if m is not None else 1 << 30
+        limit = (m[0] - lz.dcount) if m is not None else 1 << 30
         return max(1, min(limit, 1 << 30))
 
     def iteration_end(self, st: StageState, duration: float, fused: int) -> float:
+        lz = self.lz(st)
         s = self.s
         end = s.now + duration
         if fused <= 1 or duration <= 0:
-            st.fused = 1 if st.steady else 0
+            lz.fused = 1 if lz.steady else 0
             return end
         # Fuse iterations 2..k while each ends strictly before the next action is due and
         # the blocks they cross can be found. Times are summed as the per-event mode sums.
@@ -393,11 +437,11 @@ class FastEngine(Engine):
         t = end
         start = s.now
         plan: list[tuple[float, int, list[int]]] = []  # (start, pool, sids in resident order)
-        avail = {pi: self.available(s.pools[pi]) for pi in st.memory}
-        buckets = st.buckets
+        avail = {pi: blocks.available(s.pools[pi]) for pi in st.memory}
+        buckets = lz.buckets
         single = len(st.memory) == 1
         while k < fused and t < next_due:
-            d = st.dcount + k
+            d = lz.dcount + k
             if single:
                 pi = st.memory[0]
                 bucket = buckets.get((pi, d % s.pools[pi].block))
@@ -416,7 +460,7 @@ class FastEngine(Engine):
                             ok = False
                             break
                         avail[pi] -= len(bucket)
-                        cross.extend((self.resident_order(sid), pi, sid) for sid in bucket)
+                        cross.extend((runs.resident_order(self, sid), pi, sid) for sid in bucket)
                 if not ok:
                     break
                 cross.sort()
@@ -441,38 +485,39 @@ class FastEngine(Engine):
         if batch:
             self.crossing_blocks(batch)
         s.now = start
-        st.fused = k
+        lz.fused = k
         st.iteration += k - 1
         s.counters["iterations"] += k - 1
         return t if k > 1 else end
 
     def end_iteration(self, st: StageState) -> None:
+        lz = self.lz(st)
         s = self.s
         st.busy = False
-        k = st.fused
-        st.fused = 0
+        k = lz.fused
+        lz.fused = 0
         plain = list(st.scheduled)
-        tokens, done = self.apply_tokens(st)
+        tokens, done = iterations.apply_tokens(self, st)
         if k:
-            st.dcount += k
+            lz.dcount += k
             while True:
                 m = self.next_mark(st)
-                if m is None or m[0] > st.dcount:
+                if m is None or m[0] > lz.dcount:
                     break
-                heapq.heappop(st.marks)
+                heapq.heappop(lz.marks)
                 sess = s.live[m[3]]
                 self.make_plain(st, sess)
                 if m[1] == DONE:
                     done.append(sess)
                 # (an EXIT mark: its next step would pass its reserve; it goes on plain)
-            done.sort(key=lambda x: self.resident_order(x.sid))
+            done.sort(key=lambda x: runs.resident_order(self, x.sid))
         # Plain decoders that just took a whole step with a tight hold become steady.
         for sid in plain:
             other = s.live.get(sid)
             if other is not None and other not in done:
                 self.try_steady(st, other)
         del tokens
-        self.finish_runs(st, done)
+        iterations.finish_runs(self, st, done)
 
 
 def reads_time(expr: Expr) -> bool:

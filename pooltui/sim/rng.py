@@ -2,6 +2,8 @@
 
 A stream is keyed by (seed, class, index) and advanced by a counter. Its state is plain data
 (checkpoints copy it for free) and one session's draws never depend on another's timing.
+
+Owns the generator only; a session's counter lives in its state.
 """
 
 from __future__ import annotations

@@ -5,6 +5,9 @@ may be ahead of the cursor after `back()`. To show the state right after any eve
 simulation restores the nearest checkpoint (a pickle of the plain-data state) and replays
 deterministically; an event in the middle of an action is reached by replaying that action
 with `stop_after`, which stops it right after the event's own state change.
+
+Owns the history (checkpoints, the cursor, replays) and the choice of mode. It changes the
+state only by asking the engine to advance (and by restoring checkpoints).
 """
 
 from __future__ import annotations
@@ -162,7 +165,10 @@ class Simulation:
         eng.keep = False
         eng.record = on_event is not None
         eng.on_event = on_event
-        eng.lean = on_event is None and not eng.invariants and events is None
+        from pooltui.sim.fast import FastEngine
+
+        if isinstance(eng, FastEngine):  # nothing records or checks events: lean paths
+            eng.lean = on_event is None and not eng.invariants and events is None
         s = eng.s
         steps = 0
         eng.stop_after = events
@@ -181,7 +187,8 @@ class Simulation:
             self.error = s.error
             eng.on_event = None
             eng.stop_after = None
-            eng.lean = False
+            if isinstance(eng, FastEngine):
+                eng.lean = False
 
     def _next_time(self) -> float:
         s = self.engine.s

@@ -4,6 +4,8 @@
 snapshot taken at event 40 still says the same after the simulation has moved on.
 Sessions are named `class[index]` and carry a stable `session_id` (the same number for the
 same session everywhere it appears, so a view can colour it consistently).
+
+Owns the public view types only; building them is `views`'s business.
 """
 
 from __future__ import annotations

@@ -7,6 +7,9 @@ Each class is marked `serializable` for the compiled build (mypyc, `POOLTUI_COMP
 a compiled class pickles only with that mark (and, in mypyc as it is, with interpreted
 subclasses allowed; without it the attributes come back unset). In the pure-Python build
 the mark does nothing.
+
+Owns the state's shape only: no rules. The engine's modules change it (each its own part,
+see docs/architecture.md); the fast mode keeps its own figures beside it, not in it.
 """
 
 from __future__ import annotations
@@ -99,14 +102,11 @@ class Run:
     """A session's current `run` statement on a step stage."""
 
     __slots__ = (
-        "c0",
-        "d0",
         "full",
         "h",
         "hold",
         "kind",
         "phase",
-        "s0",
         "stage",
         "steps",
         "target",
@@ -123,11 +123,6 @@ class Run:
         self.tokens = 0  # planned this iteration
         self.full = False  # this iteration's decode tokens make a whole step
         self.phase = "waiting"
-        # Fast mode: a steady decoder's values are c0 / s0 at the stage's step count d0,
-        # plus the steps since (d0 is -1 when the run is not steady).
-        self.d0 = -1
-        self.c0 = 0
-        self.s0 = 0
 
 
 @mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
@@ -219,14 +214,11 @@ class PoolState:
 @mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
 class StageState:
     __slots__ = (
-        "buckets",
         "budget",
         "budget_left",
         "busy",
-        "dcount",
         "decl",
         "exclusive",
-        "fused",
         "iter_end",
         "iter_start",
         "iteration",
@@ -234,17 +226,14 @@ class StageState:
         "kind",
         "label",
         "lanes",
-        "marks",
         "member",
         "memory",
-        "plain",
         "planning",
         "preempted",
         "rate",
         "residents",
         "scheduled",
         "seats",
-        "steady",
         "waiting_jobs",
         "whole",
     )
@@ -268,13 +257,6 @@ class StageState:
         self.budget_left: Number = math.inf
         self.preempted = False
         self.scheduled: list[int] = []  # sids with tokens in the current iteration
-        # Fast mode (pooltui.sim.fast): steady decoders advance with a step counter.
-        self.dcount = 0  # steady steps taken so far
-        self.steady: dict[int, None] = {}  # sids of steady residents
-        self.plain: dict[int, None] = {}  # sids of the other residents
-        self.buckets: dict[tuple[int, int], list[int]] = {}  # (pool, phase) -> sids
-        self.marks: list[tuple[int, int, int, int, int]] = []  # (D, kind, order, sid, d0)
-        self.fused = 0  # steady iterations the current iteration stands for (0: none)
         # links
         self.rate: Number = 1.0
         self.lanes = 1

@@ -1,5 +1,6 @@
 """`RunSummary`: the figures of a whole run, as plain frozen data (what `pooltui run`
-prints and benchmarks read), built from the frontier state and the run's samples."""
+prints and benchmarks read), built from the frontier state and the run's samples.
+It reads the engine; it writes nothing."""
 
 from __future__ import annotations
 

@@ -2,6 +2,8 @@
 
 None of this is simulation state: it is built once per `Program` and shared by every replay,
 so checkpoints never copy closures or IR.
+
+Owns that read-only form of the program; it may not hold or touch simulation state.
 """
 
 from __future__ import annotations

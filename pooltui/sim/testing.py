@@ -1,4 +1,8 @@
-"""Test-only helpers: ways to break a simulation on purpose, to see the invariants halt it."""
+"""Test-only helpers: ways to break a simulation on purpose, to see the invariants halt it.
+
+The one module that writes the state behind the engine's back, on purpose; nothing but
+tests may use it.
+"""
 
 from __future__ import annotations
 

@@ -1,10 +1,16 @@
-"""Building immutable `Snapshot`s from engine state (read-only; nothing here mutates)."""
+"""Building immutable `Snapshot`s from engine state.
+
+Owns the translation of the state into snapshot views. It only reads: the queue's planned
+figures come from `admit.plan_hold`, which writes nothing (only a header's draw is undone,
+since looking must not draw).
+"""
 
 from __future__ import annotations
 
 import math
 
 from pooltui.lang.exprs import normal
+from pooltui.sim import admit, blocks, interpreter, members
 from pooltui.sim.engine import Engine
 from pooltui.sim.events import Event
 from pooltui.sim.snapshot import (
@@ -53,19 +59,19 @@ def _hold_view(eng: Engine, sess: Session, h: Hold) -> HoldView:
 
 
 def _entries(eng: Engine, p: PoolState) -> tuple[EntryView, ...]:
-    order = eng.evict_order(p, None)
+    order = blocks.evict_order(eng, p, None)
     out = []
     for rank, e in enumerate(order):
         sess = eng.s.live.get(e.sid)
         out.append(
             EntryView(
-                sess.name if sess is not None else eng.sid_name(e.sid),
+                sess.name if sess is not None else members.sid_name(eng, e.sid),
                 e.sid,
                 e.units,
                 e.nblocks,
                 tuple(e.phys),
                 rank,
-                tuple(normal(k) for k in eng.entry_keys(p, e)),
+                tuple(normal(k) for k in blocks.entry_keys(eng, p, e)),
                 e.last,
                 sess is not None,
                 e.spilled,
@@ -79,7 +85,7 @@ def _queue(eng: Engine, p: PoolState) -> tuple[QueueItemView, ...]:
     pd = eng.t.pools[p.decl]
     items = []
     for h in p.queue:
-        keys = eng.queue_keys(p, h) if pd.queue_keys is not None else ()
+        keys = admit.queue_keys(eng, p, h) if pd.queue_keys is not None else ()
         items.append((h, keys))
     if pd.queue_keys is not None:
         pre = [x for x in items if x[0].preempted]
@@ -91,16 +97,14 @@ def _queue(eng: Engine, p: PoolState) -> tuple[QueueItemView, ...]:
         units: Number | None = None
         need: Number | None = None
         hit = 0
-        counter, reserve = sess.counter, h.reserve  # looking must not draw or change anything
+        counter = sess.counter  # looking must not draw
         try:
-            plan = eng.plan_hold(p, h, sess, None)
-            if plan is not None:
-                units, hit, need = plan[0], plan[1], plan[2]
+            plan = admit.plan_hold(eng, p, h, sess)
+            units, hit, need = plan.size, plan.hit, plan.need
         except Exception:  # a header that cannot be evaluated now is shown as unknown
             units = None
         finally:
-            h.computed = 0
-            sess.counter, h.reserve = counter, reserve
+            sess.counter = counter
         out.append(
             QueueItemView(
                 sess.name,
@@ -205,7 +209,7 @@ def _stage_views(eng: Engine) -> tuple[StageView, ...]:
 
                 assert isinstance(j, Job)
                 sess = s.live.get(j.sid)
-                name = sess.name if sess is not None else eng.sid_name(j.sid)
+                name = sess.name if sess is not None else members.sid_name(eng, j.sid)
                 progress = 0.0
                 if running and j.start is not None and j.end is not None:
                     span = j.end - j.start
@@ -298,7 +302,7 @@ def build_snapshot(eng: Engine, events: list[Event], cursor: int) -> Snapshot:
     sessions = []
     for sid in sorted(s.live):
         sess = s.live[sid]
-        stmt = eng.current_stmt(sess)
+        stmt = interpreter.current_stmt(eng, sess)
         sessions.append(
             SessionView(
                 sess.name,

@@ -4,8 +4,9 @@ The compiled build is the same source, so it must give the same bytes: for every
 spec, in the per-event mode and the fast mode, the same trace (every event as JSON) and
 the same summary; the same snapshot after going back in history (checkpoints are pickles
 of compiled state classes); the same located runtime errors and deadlock; and the same
-for 30 random specs from the invariant tests' grammar. The build takes about 40 s of
-the suite; it is done once.
+for 30 random specs from the invariant tests' grammar. The build takes a minute or two;
+it is cached under build/compiled-<hash>/ by a hash of the compiled modules' sources
+(`cached_build`), so only the first run after one of them changes builds it.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 from hypothesis import Phase, given, settings
 
-from pooltui.sim.compiled import build_copy, copy_package
+from pooltui.sim.compiled import cached_build, copy_package
 from tests.sim.test_invariants import random_specs
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,8 +74,8 @@ def _report(build: Path, tmp: Path) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def compiled_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_copy(ROOT, tmp_path_factory.mktemp("compiled") / "build")
+def compiled_dir() -> Path:
+    return cached_build(ROOT)
 
 
 # Two runtime errors (a division by zero, a negative hold) and a deadlock: the compiled

@@ -1,0 +1,312 @@
+"""Queue order and admission: a hold's life in a pool, from its `hold` statement to its
+release.
+
+Owns a pool's queue, the order it is tried in (a preempted hold first, else the queue
+policy), a hold's plan (`plan_hold`, which writes nothing), and admission, rejection and
+release. Block figures change only through `blocks`; a first run's tokens come from the
+token rule in `runs`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pooltui.lang.ir import Expr, Hold, Run
+from pooltui.lang.words import number
+from pooltui.sim import blocks, interpreter, members, runs, why
+from pooltui.sim.codes import ADMITTED, BLOCKED, REJECTED, Number
+from pooltui.sim.state import F_HOLD, S_QUEUED, PoolState, Session, StageState
+from pooltui.sim.state import Hold as HoldState
+
+if TYPE_CHECKING:
+    from pooltui.sim.engine import Engine
+
+
+class HoldPlan:
+    """What a hold would be if it were admitted now: its units, the part of them its own
+    cache entry covers (`hit`), its `need` and `reserve`, and why it can never fit (None
+    when it can)."""
+
+    __slots__ = ("hit", "need", "never", "reserve", "size")
+
+    def __init__(
+        self, size: int, hit: int, need: int, reserve: Number | None, never: str | None
+    ) -> None:
+        self.size = size
+        self.hit = hit
+        self.need = need
+        self.reserve = reserve
+        self.never = never
+
+
+def enqueue(eng: Engine, sess: Session, stmt: Hold, where: tuple[int, int]) -> None:
+    """A `hold` statement: the session queues on the pool member."""
+    s = eng.s
+    p = members.pool_member(eng, stmt.pool, sess)
+    h = HoldState(s.next_hold, sess.sid, s.pools.index(p), where)
+    s.next_hold += 1
+    h.enq_time = s.now
+    h.enq_seq = s.next_enq
+    s.next_enq += 1
+    h.queued = True
+    sess.holds.append(h)
+    sess.state = S_QUEUED
+    sess.waiting_for = f"queued on {p.label}"
+    p.queue.append(h)
+    eng.emit(
+        "enqueue",
+        lambda: why.enqueued(sess.name, p.label, len(p.queue)),
+        session=sess,
+        pool=p,
+        span=stmt.span,
+        data=(("preempted", False),),
+    )
+    # A hold that can never fit is rejected at once (Pool reference).
+    plan = plan_hold(eng, p, h, sess)
+    h.reserve = plan.reserve
+    if plan.never is not None:
+        reject(eng, sess, h, p, plan.never, plan.size)
+
+
+def hold_stmt(eng: Engine, h: HoldState) -> Hold:
+    """The `hold` statement a hold executes."""
+    stmt = eng.t.bodies[h.stmt[0]][h.stmt[1]]
+    assert isinstance(stmt, Hold)
+    return stmt
+
+
+def _value(eng: Engine, expr: Expr, sess: Session, h: HoldState, computed: int) -> Number:
+    """An expression of the hold's header, as if `computed` units were computed."""
+    env = eng.env.bind(sess, h, eng.s.now)
+    env.computed = computed
+    return eng.t.fn(expr)(env)
+
+
+def plan_hold(eng: Engine, p: PoolState, h: HoldState, sess: Session) -> HoldPlan:
+    """The hold's plan for an attempt now. Its header sees as computed what its own
+    cache entry would give it (the hit). Writes nothing (an expression may still draw
+    from the session's stream)."""
+    stmt = hold_stmt(eng, h)
+    entry = p.entries.get(sess.sid)
+    e_units = entry.units if entry is not None else 0
+    what = "the hold's units"
+    size = eng.units(_value(eng, stmt.units, sess, h, e_units), stmt.span, what)
+    hit = min(e_units, (max(size, h.context) // p.block) * p.block)
+    if hit < e_units:  # a hit smaller than the entry: the header sees the smaller one
+        size = eng.units(_value(eng, stmt.units, sess, h, hit), stmt.span, what)
+    size = max(size, hit)  # a hold holds at least its hit
+    need = 0
+    if stmt.need is not None:
+        need = eng.units(_value(eng, stmt.need, sess, h, hit), stmt.need.span, "need")
+    reserve: Number | None = None
+    if stmt.reserve is not None:
+        reserve = _value(eng, stmt.reserve, sess, h, hit)
+    biggest = max(size, need, reserve if reserve is not None else 0)
+    never: str | None = None
+    if biggest > p.cap:
+        what = "units" if biggest == size else ("need" if biggest == need else "reserve")
+        never = f"its {what} ({number(biggest)}) is above the cap ({number(p.cap)})"
+    elif reserve is not None and size > reserve:
+        never = f"its units ({size}) are above its reserve ({number(reserve)})"
+    return HoldPlan(size, hit, need, reserve, never)
+
+
+def select(eng: Engine, p: PoolState) -> HoldState:
+    """The next hold to try: a preempted one first, else by the queue policy."""
+    q = p.queue
+    head = q[0]
+    pd = eng.t.pools[p.decl]
+    if head.preempted or pd.queue_keys is None:
+        return head
+    best: tuple[tuple[Number, ...], int] | None = None
+    chosen = head
+    for h in q:
+        k = (queue_keys(eng, p, h), h.enq_seq)
+        if best is None or k < best:
+            best, chosen = k, h
+    return chosen
+
+
+def queue_keys(eng: Engine, p: PoolState, h: HoldState) -> tuple[Number, ...]:
+    """A queued hold's policy keys (`queue by`), lowest first."""
+    pd = eng.t.pools[p.decl]
+    if pd.queue_keys is None:
+        return ()
+    sess = eng.s.live[h.sid]
+    env = eng.env.bind(sess, h, eng.s.now)
+    env.session = None  # queue keys may not draw
+    env.waited = eng.s.now - h.enq_time
+    env.waiting = len(p.queue)
+    return tuple(f(env) for f in pd.queue_keys)
+
+
+def admit_loop(eng: Engine, p: PoolState, st: StageState | None) -> bool:
+    """Admit from p's queue head of line until the selected hold does not fit."""
+    moved = False
+    while p.queue:
+        if st is not None and (st.budget_left <= 0 or len(st.residents) >= st.seats):
+            break
+        h = select(eng, p)
+        r = try_admit(eng, p, h, st)
+        if r == BLOCKED:
+            break
+        moved = True
+    return moved
+
+
+def first_run_tokens(
+    eng: Engine, h: HoldState, sess: Session, st: StageState, p: PoolState
+) -> int | None:
+    """Tokens the hold's first run on `st` would take now (None: it would wait)."""
+    if sess.run is not None and hold_frame(eng, sess, h) is not None:
+        if eng.s.stages[sess.run.stage] is not st:
+            return 0
+        kind, target, steps_left = (
+            sess.run.kind,
+            sess.run.target,
+            sess.run.target - sess.run.steps,
+        )
+    else:
+        stmt = hold_stmt(eng, h)
+        if not stmt.body or not isinstance(stmt.body[0], Run):
+            return 0
+        run = stmt.body[0]
+        if runs.stage_of_run(eng, run, sess, p) is not st:
+            return 0
+        kind = run.kind
+        what = "the prefill" if kind == "prefill" else "the decode steps"
+        target = eng.units(eng.value_of(run.amount, sess, h), run.span, what)
+        steps_left = target
+    if kind == "decode" and steps_left <= 0:
+        return 0
+    return runs.tokens_taken(runs.tokens_wanted(kind, target, h), st.budget_left, st.whole)
+
+
+def try_admit(eng: Engine, p: PoolState, h: HoldState, st: StageState | None) -> int:
+    """One admission attempt of a queued hold: ADMITTED, BLOCKED (it waits) or REJECTED.
+    Under a stage (`st`), its first run's tokens must fit this iteration too."""
+    s = eng.s
+    sess = s.live[h.sid]
+    plan = plan_hold(eng, p, h, sess)
+    size, hit, need = plan.size, plan.hit, plan.need
+    # The attempt's figures stay on the hold: its reserve, and its hit as computed.
+    h.reserve = plan.reserve
+    h.computed = hit
+    if plan.never is not None:
+        reject(eng, sess, h, p, plan.never, size)
+        return REJECTED
+    grown = size
+    if st is not None:
+        tokens = first_run_tokens(eng, h, sess, st, p)
+        if tokens is None:
+            h.computed = 0
+            return BLOCKED
+        grown = max(size, h.computed + tokens)
+    if not blocks.room_for(p, hit, grown, need):
+        h.computed = 0
+        return BLOCKED
+    # Admit: the blocks are found (evicting), and only then does the hold leave the queue.
+    phys = blocks.admit_blocks(eng, p, sess, hit, size)
+    p.queue.remove(h)
+    h.queued = False
+    h.phys = phys
+    h.size = size
+    h.nblocks = blocks.nb(p, size)
+    h.admit_order = s.next_admit
+    s.next_admit += 1
+    h.admitted_at = s.now
+    was_preempted = h.preempted
+    h.preempted = False
+    eng.stats.queueing[sess.cls].append(s.now - h.enq_time)
+    s.hit_units[0] += hit
+    s.hit_units[1] += max(size, hit)
+    sess.waiting_for = ""
+    frame = hold_frame(eng, sess, h)
+    if frame is None:
+        # The parent frame stays at the `hold` until the hold is released.
+        body = hold_stmt(eng, h).body
+        sess.frames.append([F_HOLD, eng.t.body_of[id(body)], 0, h])
+    eng.emit(
+        "admit",
+        lambda: why.admitted(
+            sess.name,
+            p.label,
+            size,
+            hit,
+            was_preempted,
+            st.label if st is not None else None,
+            st.budget_left if st is not None else 0,
+        ),
+        session=sess,
+        pool=p,
+        stage=st,
+        units=size,
+        blocks=tuple(phys),
+        span=hold_stmt(eng, h).span,
+        data=(("hit", hit), ("stage", st.label if st is not None else None)),
+    )
+    if frame is not None and sess.run is not None:
+        # Re-admitted after preemption: resume the run it was in.
+        runs.resume_run(eng, sess)
+    else:
+        interpreter.proceed(eng, sess)
+    return ADMITTED
+
+
+def hold_frame(eng: Engine, sess: Session, h: HoldState) -> list[Any] | None:
+    """The frame executing the hold's body (None before its first admission)."""
+    for f in sess.frames:
+        if f[0] == F_HOLD and f[3] is h:
+            return f
+    return None
+
+
+def reject(
+    eng: Engine, sess: Session, h: HoldState, p: PoolState, reason: str, units: int | None = None
+) -> None:
+    """The hold can never fit: the session is rejected (it ends)."""
+    if h.queued:
+        p.queue.remove(h)
+        h.queued = False
+    eng.emit(
+        "reject",
+        lambda: why.rejected(sess.name, p.label, reason),
+        session=sess,
+        pool=p,
+        units=units if units is not None else (h.size or None),
+        span=hold_stmt(eng, h).span,
+        data=(("reason", reason),),
+    )
+    interpreter.end_session(eng, sess, "rejected")
+
+
+def drop_hold(eng: Engine, sess: Session, h: HoldState) -> None:
+    """Free a hold without caching (its session was rejected)."""
+    p = eng.s.pools[h.pool]
+    if h.queued:
+        p.queue.remove(h)
+        h.queued = False
+    blocks.drop(p, h)
+    if h in sess.holds:
+        sess.holds.remove(h)
+    if sess.run is not None and sess.run.hold == h.key:
+        eng.leave_stage(sess)
+
+
+def release(eng: Engine, sess: Session, h: HoldState) -> None:
+    """The hold's body ran out: its computed prefix stays cached."""
+    p = eng.s.pools[h.pool]
+    size = h.size
+    cached_units, kept = blocks.let_go(eng, sess, h)
+    keep = len(kept) or cached_units
+    sess.holds.remove(h)
+    eng.emit(
+        "release",
+        lambda: why.released(sess.name, size, p.label, cached_units, bool(keep)),
+        session=sess,
+        pool=p,
+        units=size,
+        blocks=tuple(kept),
+        span=hold_stmt(eng, h).span,
+        data=(("cached", cached_units),),
+    )

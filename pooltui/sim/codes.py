@@ -1,0 +1,27 @@
+"""The engine's shared codes: heap priorities, admission outcomes, and the two exceptions
+that stop an action.
+
+A leaf module (it imports nothing from the simulator) so every engine module can name
+these without an import cycle. It owns no state and no behaviour.
+"""
+
+from __future__ import annotations
+
+Number = int | float
+
+# Heap priorities at one instant (decisions.md: time and order).
+P_ITER_END = 0
+P_LINK = 1
+P_WAKE = 2
+P_ARRIVE = 3
+
+# What one admission attempt did.
+ADMITTED, BLOCKED, REJECTED = 1, 0, -1
+
+
+class StopReplay(Exception):
+    """Raised when a replay reaches `stop_after` events (the state is then that event's)."""
+
+
+class Halt(Exception):
+    """Raised inside an action when the simulation must stop (violation, check, deadlock)."""
