@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pooltui.lang.errors import render as render_diagnostic
+from pooltui.lang.words import number, seconds
 from pooltui.sim.events import Event
 from pooltui.sim.snapshot import Snapshot, Violation
 from pooltui.tui.breakpoints import BreakpointSet, Hit
@@ -82,12 +83,7 @@ class WatchValue:
     def shown(self) -> str:
         if self.error is not None:
             return f"error: {self.error}"
-        if self.value is None:
-            return "?"
-        v = self.value
-        if isinstance(v, float):
-            return f"{v:.6g}"
-        return str(v)
+        return number(self.value, 6, none="?")
 
 
 @dataclass(frozen=True)
@@ -287,10 +283,9 @@ class Controller:
         events = sim.events
         if events and (t < sim.time or t <= events[-1].time):
             # Within the log: the last event at or before t (times never decrease).
-            times = [e.time for e in events] if len(events) < 4096 else _Times(events)
-            idx = bisect.bisect_right(times, t) - 1
+            idx = bisect.bisect_right(events, t, key=_event_time) - 1
             sim.goto(idx)
-            self._goal(cmd, post, f"went to time {t:g}s")
+            self._goal(cmd, post, f"went to time {seconds(t)}")
             return
         if sim.cursor < len(events) - 1:
             sim.goto(len(events) - 1)
@@ -301,13 +296,17 @@ class Controller:
                 return
             event = sim.step()
             if event is None:
-                post(self.frame(cmd, stop=f"the simulation ends before {t:g}s", stop_kind="end"))
+                post(
+                    self.frame(
+                        cmd, stop=f"the simulation ends before {seconds(t)}", stop_kind="end"
+                    )
+                )
                 return
             if event.time > t:
                 sim.back()
                 break
             last = self._maybe_progress(cmd, post, last)
-        self._goal(cmd, post, f"went to time {t:g}s")
+        self._goal(cmd, post, f"went to time {seconds(t)}")
 
     def _do_continue(self, cmd: Command, post: Callable[[Frame], None]) -> None:
         self._forward(cmd, post, rate=None)
@@ -388,17 +387,8 @@ class Controller:
         post(self.frame(cmd, stop="at the start", stop_kind="start", bps=bps))
 
 
-class _Times(Sequence[float]):
-    """A lazy view of event times, so bisect over a million events copies nothing."""
-
-    def __init__(self, events: Sequence[Event]):
-        self._events = events
-
-    def __len__(self) -> int:
-        return len(self._events)
-
-    def __getitem__(self, i: Any) -> Any:
-        return self._events[i].time
+def _event_time(event: Event) -> float:
+    return event.time
 
 
 def parse_goto(text: str) -> tuple[str, float]:
