@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from rich.style import Style
 from rich.text import Text
@@ -16,12 +16,11 @@ from textual.widgets import DataTable, Footer, Input, Static
 from pooltui.sim.events import MOMENTS
 from pooltui.tui.breakpoints import BreakpointError, BreakpointSet
 from pooltui.tui.driver import parse_goto
-
-if TYPE_CHECKING:
-    from pooltui.tui.app import PoolApp
+from pooltui.tui.messages import BreakpointsChanged, Reload, WatchesChanged
 
 
-def binding_rows(groups: Iterable[tuple[str, Iterable[Binding]]]) -> Text:
+def binding_rows(groups: Iterable[tuple[str, Iterable[Binding]]], key_style: Style) -> Text:
+    """Every binding of each group: its keys (in `key_style`), what it does, its id."""
     text = Text()
     for title, bindings in groups:
         text.append(f"{title}\n", Style(bold=True, underline=True))
@@ -37,7 +36,7 @@ def binding_rows(groups: Iterable[tuple[str, Iterable[Binding]]]) -> Text:
                 if label not in labels:
                     labels.append(label)
             keys = ", ".join(labels)
-            text.append(f"  {keys:<22}", Style(bold=True, color="#4e9ae6"))
+            text.append(f"  {keys:<22}", key_style)
             text.append(f"{b.description or b.action:<34}")
             text.append(f"{b.id or ''}\n", Style(dim=True))
         text.append("\n")
@@ -80,7 +79,8 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll() as scroll:
             scroll.border_title = "Keys (esc closes)"
-            yield Static(binding_rows(self.groups), id="help-body")
+            key_style = Style(bold=True, color=self.app.current_theme.primary)
+            yield Static(binding_rows(self.groups, key_style), id="help-body")
             yield Static(
                 "Click a block or a session to inspect it; click an event to go there.\n"
                 "Breakpoints: `admit pool=kv`, `evict class=chat`, `preempt session=chat[3]`,\n"
@@ -141,13 +141,6 @@ class ExpressionScreen(ModalScreen[None]):
     ExpressionScreen .error { color: $error; height: auto; }
     ExpressionScreen .hint { color: $text-muted; height: auto; }
     """
-
-    def app_(self) -> PoolApp:
-        from pooltui.tui.app import PoolApp
-
-        app = self.app
-        assert isinstance(app, PoolApp)
-        return app
 
 
 class BreakpointsScreen(ExpressionScreen):
@@ -214,7 +207,7 @@ class BreakpointsScreen(ExpressionScreen):
             error.update(exc.text)
             return
         self.breakpoints.add(bp)
-        self.app_().breakpoints_changed()
+        self.post_message(BreakpointsChanged())
         error.update("")
         event.input.value = ""
         self.refresh_table()
@@ -259,7 +252,7 @@ class BreakpointsScreen(ExpressionScreen):
             self._changed()
 
     def _changed(self) -> None:
-        self.app_().breakpoints_changed()
+        self.post_message(BreakpointsChanged())
         self.refresh_table()
 
     def action_close(self) -> None:
@@ -318,7 +311,7 @@ class WatchesScreen(ExpressionScreen):
         error.update("")
         event.input.value = ""
         self.watches.append((text, expr))
-        self.app_().watches_changed()
+        self.post_message(WatchesChanged())
         self.refresh_table()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -329,7 +322,7 @@ class WatchesScreen(ExpressionScreen):
         row = table.cursor_row
         if 0 <= row < len(self.watches):
             del self.watches[row]
-            self.app_().watches_changed()
+            self.post_message(WatchesChanged())
             self.refresh_table()
 
     def action_close(self) -> None:
@@ -341,7 +334,7 @@ class CompileErrorScreen(Screen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q,escape", "app.quit", "Quit", id="errors.quit"),
-        Binding("r", "app.reload", "Reload the spec", id="errors.reload"),
+        Binding("r", "reload", "Reload the spec", id="errors.reload"),
     ]
     DEFAULT_CSS = """
     CompileErrorScreen { padding: 1 2; }
@@ -360,3 +353,11 @@ class CompileErrorScreen(Screen[None]):
             yield Static(self.text, id="error-body", markup=False)
             yield Static("Fix the spec and press r to reload it, or q to quit.", markup=False)
         yield Footer()
+
+    def action_reload(self) -> None:
+        self.post_message(Reload())
+
+    def show_errors(self, text: str) -> None:
+        """The spec still does not compile: its new errors."""
+        self.text = text
+        self.query_one("#error-body", Static).update(text)

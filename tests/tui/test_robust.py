@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from textual.widgets import Static
 
 from pooltui.cli.render import place_leading_spaces
 from pooltui.tui.app import PoolApp
-from pooltui.tui.widgets.blockmap import Palette
+from pooltui.tui.colors import Palette
 from pooltui.tui.widgets.panels import pool_head, pool_legend, waited
 from tests.tui.conftest import SIZE, keys, make_app, settle
 from tests.tui.fakesim import FakeSim
@@ -48,6 +49,7 @@ async def test_a_simulator_exception_is_a_stop_not_a_traceback() -> None:
     assert app.return_code in (0, None)
 
 
+@pytest.mark.handler_failures
 async def test_a_handler_exception_is_a_stop_not_a_traceback() -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -62,7 +64,8 @@ async def test_a_handler_exception_is_a_stop_not_a_traceback() -> None:
         await keys(pilot, "n")
         assert app.stop_kind == "error"
         assert app.stop is not None and "ValueError: a panel broke" in app.stop
-        assert app.internal_errors
+        assert app.failures and "a panel broke" in app.failures[0]
+        assert "internal error" in _plain(app, "#status")
         assert "a panel broke" in _plain(app, "#details-body")
         await keys(pilot, "n")  # the app still answers keys
     assert app.return_code in (0, None)
