@@ -78,7 +78,8 @@ class DebuggerScreen(Screen[None]):
         Binding("p,left", "back", "Back", id="back", priority=True),
         Binding("c", "continue", "Continue", id="continue"),
         Binding("C,shift+c", "reverse_continue", "Reverse", id="reverse_continue"),
-        Binding("g", "goto", "Go to", id="goto"),
+        # A priority binding: the box opens before the keys typed after `g` are handled.
+        Binding("g", "goto", "Go to", id="goto", priority=True),
         Binding("r", "run", "Run", id="run"),
         Binding("space", "pause", "Pause", id="pause", priority=True),
         Binding("plus,equals_sign", "speed(1)", "Faster", id="faster", show=False),

@@ -113,13 +113,16 @@ class GotoScreen(ModalScreen[tuple[str, float] | None]):
             yield Static("", id="goto-error", markup=False)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
+        self._go(event.value)
+
+    def _go(self, value: str) -> None:
         try:
-            target = parse_goto(event.value)
+            target = parse_goto(value)
         except ValueError as exc:
             text = (
                 str(exc)
                 if "type an" in str(exc) or ">=" in str(exc)
-                else f"not an event or a time: {event.value!r}"
+                else f"not an event or a time: {value!r}"
             )
             self.query_one("#goto-error", Static).update(text)
             return

@@ -1,0 +1,33 @@
+"""Defects a first user found, each pinned by what the user should see."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual import events
+from textual.widgets import Static
+
+from pooltui.tui.app import PoolApp
+from tests.tui.conftest import SIZE, make_app, settle
+
+SPECS = Path(__file__).parent / "specs"
+
+
+def status(app: PoolApp) -> str:
+    return str(app.screen.query_one("#status", Static).content)
+
+
+async def test_keys_typed_right_after_g_are_kept() -> None:
+    """`g 5 3 enter` typed at once (faster than the go-to box opens) goes to event 53."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        for key, char in (("g", "g"), ("5", "5"), ("3", "3"), ("enter", "\r")):
+            app.post_message(events.Key(key, char))
+        for _ in range(300):
+            await pilot.pause(0.01)
+            if app.screen is app.debugger and app.snapshot and app.snapshot.event_index == 53:
+                break
+        await settle(pilot)
+        assert app.screen is app.debugger  # the box took the keys and closed
+        assert app.snapshot is not None and app.snapshot.event_index == 53
