@@ -125,6 +125,7 @@ class PoolApp(App[int]):
         self.frames_applied = 0
         self.failures: list[str] = []  # every handler that failed: "where: Type: message"
         self._failed = False  # the current stop is a failure of pooltui itself
+        self._last_kind = ""  # the last command sent to the worker
 
     @property
     def internal_errors(self) -> list[str]:
@@ -222,6 +223,7 @@ class PoolApp(App[int]):
             kwargs["rate"] = float(self.rate)
         cmd = Command(kind, seq=self._seq, gen=self.controller.interrupt_gen, **kwargs)
         self._issued = self._seq
+        self._last_kind = kind
         self.running = kind in LONG
         self._failed = False
         self._commands.put(cmd)
@@ -234,6 +236,8 @@ class PoolApp(App[int]):
     def change_speed(self, delta: int) -> None:
         i = min(range(len(SPEEDS)), key=lambda k: abs(SPEEDS[k] - self.rate))
         self.rate = SPEEDS[max(0, min(len(SPEEDS) - 1, i + delta))]
+        if self.running and self._last_kind == "run":
+            self.send("run")  # the run goes on from where it is, at the new speed
         self._refresh_status()
 
     @property

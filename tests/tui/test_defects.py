@@ -31,3 +31,25 @@ async def test_keys_typed_right_after_g_are_kept() -> None:
         await settle(pilot)
         assert app.screen is app.debugger  # the box took the keys and closed
         assert app.snapshot is not None and app.snapshot.event_index == 53
+
+
+async def test_speed_keys_change_a_running_run_at_once() -> None:
+    """At 1 event a second the fake run (dozens of events) would take a minute; `+` up to
+    the top speed while it runs makes it reach the end now."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.rate = 1
+        await pilot.press("r")
+        for _ in range(500):
+            if app.snapshot is not None and app.snapshot.event_index >= 0:
+                break
+            await pilot.pause(0.01)
+        assert app.running
+        for _ in range(13):
+            await pilot.press("plus")
+        assert app.rate == 100000
+        await app.settle(timeout=20)
+        await pilot.pause()
+        assert not app.running
+        assert app.stop_kind == "end" and app.snapshot is not None and app.snapshot.finished
