@@ -146,6 +146,24 @@ class ExpressionScreen(ModalScreen[None]):
     """
 
 
+class ItemTable(DataTable[str]):
+    """The list of breakpoints or watches: home and end move the cursor to the first and
+    last row (DataTable scrolls sideways instead, leaving the cursor where it was)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("home", "first", "First", show=False),
+        Binding("end", "last", "Last", show=False),
+    ]
+
+    def action_first(self) -> None:
+        if self.row_count:
+            self.move_cursor(row=0)
+
+    def action_last(self) -> None:
+        if self.row_count:
+            self.move_cursor(row=self.row_count - 1)
+
+
 class BreakpointsScreen(ExpressionScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "close", "Close", id="breakpoints.close"),
@@ -165,7 +183,7 @@ class BreakpointsScreen(ExpressionScreen):
     def compose(self) -> ComposeResult:
         with Vertical() as box:
             box.border_title = "Breakpoints"
-            yield DataTable(id="bp-table", cursor_type="row", zebra_stripes=True)
+            yield ItemTable(id="bp-table", cursor_type="row", zebra_stripes=True)
             yield Static(
                 "Add: a moment (admit pool=kv, evict class=chat, preempt session=chat[3]), "
                 "a condition (if free(kv) < 64) or a time (at 12.5); options after ';': "
@@ -277,7 +295,7 @@ class WatchesScreen(ExpressionScreen):
     def compose(self) -> ComposeResult:
         with Vertical() as box:
             box.border_title = "Watches"
-            yield DataTable(id="watch-table", cursor_type="row")
+            yield ItemTable(id="watch-table", cursor_type="row")
             yield Static(
                 "An expression of the spec language over queries, shown at every step "
                 "(e.g. free(kv), queued(kv) > 3, residents(gpu)). In the list: d deletes.",

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from textual import events
-from textual.widgets import Static
+from textual.widgets import DataTable, Static
 
 from pooltui.tui.app import PoolApp
-from tests.tui.conftest import SIZE, make_app, settle
+from tests.tui.conftest import SIZE, keys, make_app, settle, submit
 
 SPECS = Path(__file__).parent / "specs"
 
@@ -53,3 +53,21 @@ async def test_speed_keys_change_a_running_run_at_once() -> None:
         await pilot.pause()
         assert not app.running
         assert app.stop_kind == "end" and app.snapshot is not None and app.snapshot.finished
+
+
+async def test_end_in_the_breakpoint_list_goes_to_the_last_one() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await keys(pilot, "b")
+        for text in ("admit pool=kv", "evict pool=kv", "at 2.5"):
+            await submit(pilot, text)
+        table = app.screen.query_one(DataTable)
+        table.focus()
+        await pilot.pause()
+        await keys(pilot, "end")
+        assert table.cursor_row == 2
+        await keys(pilot, "d")
+        assert [bp.describe() for bp in app.breakpoints] == ["admit pool=kv", "evict pool=kv"]
+        await keys(pilot, "home", "d")
+        assert [bp.describe() for bp in app.breakpoints] == ["evict pool=kv"]
