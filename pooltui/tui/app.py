@@ -126,6 +126,7 @@ class PoolApp(App[int]):
         self.failures: list[str] = []  # every handler that failed: "where: Type: message"
         self._failed = False  # the current stop is a failure of pooltui itself
         self._last_kind = ""  # the last command sent to the worker
+        self.ended = False  # the simulation has reached its end (or halted): no more events
 
     @property
     def internal_errors(self) -> list[str]:
@@ -172,6 +173,7 @@ class PoolApp(App[int]):
             return
         self.sim = sim
         self.compile_error = None
+        self.ended = False
         self.controller = self._new_controller(sim)
         self.pop_screen()
         self._open_debugger()
@@ -336,6 +338,7 @@ class PoolApp(App[int]):
     def apply_frame(self, frame: Frame) -> None:
         screen = self.debugger
         self.snapshot = frame.snapshot
+        self.ended = self.ended or frame.snapshot.finished or bool(frame.snapshot.halted)
         self.frames_applied += 1
         if frame.final:
             self._applied = max(self._applied, frame.seq)
@@ -404,6 +407,7 @@ class PoolApp(App[int]):
             screen.spec_name,
             self.snapshot,
             running=self.running,
+            ended=self.ended,
             stop=self.stop,
             rate=self.rate,
             breakpoints=(len(self.breakpoints.active()), len(self.breakpoints)),

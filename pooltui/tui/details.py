@@ -18,10 +18,10 @@ from pooltui.tui.widgets.panels import inspect_block_text, inspect_session_text
 HALTS = ("violation", "error", "halt")
 
 
-def events_total_text(snap: Snapshot) -> str:
-    """How many events there are: all of them once the run has ended, else how far the
-    simulation has got."""
-    if snap.finished or snap.halted:
+def events_total_text(snap: Snapshot, ended: bool) -> str:
+    """How many events there are: all of them once the simulation has ended (`ended`: it
+    got to its end or halted, even if we went back since), else how far it has got."""
+    if ended or snap.finished or snap.halted:
         return f"{snap.events_total}"
     return f"{snap.events_total} so far"
 
@@ -31,6 +31,7 @@ def status_text(
     snap: Snapshot | None,
     *,
     running: bool,
+    ended: bool,
     stop: str | None,
     rate: int,
     breakpoints: tuple[int, int],
@@ -43,7 +44,7 @@ def status_text(
     if snap is not None:
         text.append(f"t={seconds(snap.time, 4)} · ")
         where = "start" if snap.event_index < 0 else f"event #{snap.event_index}"
-        text.append(f"{where} of {events_total_text(snap)} · ")
+        text.append(f"{where} of {events_total_text(snap, ended)} · ")
     if running:
         text.append("▶ running", running_style)
     else:

@@ -71,3 +71,19 @@ async def test_end_in_the_breakpoint_list_goes_to_the_last_one() -> None:
         assert [bp.describe() for bp in app.breakpoints] == ["admit pool=kv", "evict pool=kv"]
         await keys(pilot, "home", "d")
         assert [bp.describe() for bp in app.breakpoints] == ["evict pool=kv"]
+
+
+async def test_the_event_count_says_so_far_until_the_run_ends() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await keys(pilot, "n", "n", "n")
+        assert app.snapshot is not None
+        recorded = app.snapshot.events_total
+        assert f"event #2 of {recorded} so far" in status(app)
+        await keys(pilot, "c")
+        assert app.snapshot.finished
+        total = app.snapshot.events_total
+        assert f"of {total} ·" in status(app) and "so far" not in status(app)
+        await keys(pilot, "p")  # back from the end: the total is known
+        assert f"event #{total - 2} of {total} ·" in status(app)
