@@ -8,6 +8,7 @@ from textual import events
 from textual.widgets import DataTable, Static
 
 from pooltui.tui.app import PoolApp
+from pooltui.tui.widgets.panels import StagesPanel
 from tests.tui.conftest import SIZE, keys, make_app, settle, submit
 
 SPECS = Path(__file__).parent / "specs"
@@ -87,3 +88,21 @@ async def test_the_event_count_says_so_far_until_the_run_ends() -> None:
         assert f"of {total} ·" in status(app) and "so far" not in status(app)
         await keys(pilot, "p")  # back from the end: the total is known
         assert f"event #{total - 2} of {total} ·" in status(app)
+
+
+async def test_a_resident_between_iterations_is_idle_not_waiting() -> None:
+    """`waiting` reads as vLLM's waiting queue; a resident between two iterations is idle."""
+    app = PoolApp.from_spec(str(SPECS / "small.pool"))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        for _ in range(200):
+            snap = app.snapshot
+            assert snap is not None
+            resting = [r for s in snap.stages for r in s.residents if r.phase == "waiting"]
+            if resting:
+                break
+            await keys(pilot, "n")
+        assert resting, "the spec has a resident between two iterations"
+        stages = str(app.screen.query_one(StagesPanel).query_one(Static).content)
+        assert "waiting" not in stages
+        assert f"{resting[0].session}" in stages and "idle" in stages

@@ -383,6 +383,16 @@ class QueuePanel(VerticalScroll):
         set_text(self.query_one("#queue-body", Static), text)
 
 
+# A resident between two iterations is "waiting" in the simulator's snapshot; vLLM users
+# read that as the waiting queue (those are in the Queue panel), so it shows as "idle".
+PHASE_WORDS = {"waiting": "idle"}
+
+
+def phase_word(phase: str) -> str:
+    """A resident's phase as the Stages panel and Details say it."""
+    return PHASE_WORDS.get(phase, phase)
+
+
 def stage_text(stage: StageView, palette: Palette) -> Text:
     text = Text()
     text.append(f"{stage.label}  ", Style(bold=True))
@@ -416,7 +426,7 @@ def stage_text(stage: StageView, palette: Palette) -> Text:
                 "recompute": palette.warn,
             }
             phase_style = phases.get(r.phase, palette.muted)
-            text.append(f"  {r.phase:<9}", Style(color=phase_style))
+            text.append(f"  {phase_word(r.phase):<9}", Style(color=phase_style))
             progress = (
                 f"{number(r.computed, 4)}/{number(r.target, 4)}" if r.phase in ("prefill", "recompute")
                 else f"step {r.steps_done}/{number(r.target, 4)}"
@@ -597,7 +607,7 @@ def inspect_session_text(snap: Snapshot, session_id: int | None, name: str | Non
         for r in stage.residents:
             if r.session_id == session_id:
                 text.append(
-                    f"resident of {stage.label}: {r.phase}, {r.tokens} tokens this iteration\n"
+                    f"resident of {stage.label}: {phase_word(r.phase)}, {r.tokens} tokens this iteration\n"
                 )
     if view.span is not None:
         text.append(f"at {view.span.file}:{view.span.line}:{view.span.col}\n", "dim")
