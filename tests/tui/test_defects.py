@@ -8,6 +8,7 @@ from textual import events
 from textual.widgets import DataTable, Static
 
 from pooltui.tui.app import PoolApp
+from pooltui.tui.widgets.blockmap import BlockMapView
 from pooltui.tui.widgets.panels import StagesPanel
 from tests.tui.conftest import SIZE, keys, make_app, settle, submit
 
@@ -106,3 +107,27 @@ async def test_a_resident_between_iterations_is_idle_not_waiting() -> None:
         stages = str(app.screen.query_one(StagesPanel).query_one(Static).content)
         assert "waiting" not in stages
         assert f"{resting[0].session}" in stages and "idle" in stages
+
+
+async def test_the_marks_of_the_block_map_are_explained_and_whole() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.send("goto", index=43)  # an eviction: the event has blocks in kv
+        await settle(pilot)
+        legend = str(app.screen.query_one(".pool-legend", Static).content)
+        assert "◆" in legend and "this event" in legend
+        assert app.snapshot is not None
+        block = app.snapshot.pool("kv").entries[0].physical[0]
+        app.inspect_block("kv", block)
+        await settle(pilot)
+        legend = str(app.screen.query_one(".pool-legend", Static).content)
+        assert "[ ]" in legend and "inspected" in legend
+        view = app.screen.query_one(BlockMapView)
+        row = block // view.columns()
+        await pilot.pause()
+        line = "".join(seg.text for seg in view.render_line(row - view.scroll_offset.y))
+        cell = view.cell_width()
+        start = 7 + (block % view.columns()) * cell  # after the gutter of 7
+        tile = line[start : start + cell - 1]
+        assert tile.startswith("[") and tile.rstrip().endswith("]"), repr(tile)

@@ -242,7 +242,9 @@ class BlockMapView(ScrollView, can_focus=True):
             else:
                 style, glyph = self._owner_style(k)
                 text = glyph
-            segments.append(Segment(text[:1].ljust(cell - 1), style))
+            if text == "[]" and cell >= 4:  # the inspected block: its brackets around the tile
+                text = "[" + " " * (cell - 3) + "]"
+            segments.append(Segment(text[: cell - 1].ljust(cell - 1), style))
             segments.append(Segment(" ", blank))
         used = GUTTER + (end - start) * cell
         if used < width:

@@ -128,16 +128,43 @@ def _n(count: int, one: str, many: str | None = None) -> str:
     return f"{count} {one if count == 1 else (many or one + 's')}"
 
 
-def pool_legend(pool: PoolView, lines: int, palette: Palette) -> Text:
-    """Who holds what, under the block map: each hold in its colour with its size and
-    computed / context, then each cache entry with its eviction rank (0 goes first). At
-    most `lines` lines; what does not fit is counted."""
+MARKS = {
+    "event": ("◆", "blocks of this event"),
+    "inspected": ("[ ]", "the inspected block"),
+    "violation": ("!!", "blocks of the violation"),
+}
+
+
+def marks_key(marks: Iterable[str], palette: Palette) -> Text:
+    """What the marks drawn on the block map mean (only those it shows now)."""
     text = Text()
+    for name in marks:
+        glyph, meaning = MARKS[name]
+        if text:
+            text.append("   ")
+        text.append(glyph, Style(bold=True, color=palette.highlight))
+        text.append(f" {meaning}", "dim")
+    return text
+
+
+def pool_legend(pool: PoolView, lines: int, palette: Palette, marks: tuple[str, ...] = ()) -> Text:
+    """Who holds what, under the block map: what the map's marks mean (`marks`, those it
+    shows), each hold in its colour with its size and computed / context, then each cache
+    entry with its eviction rank (0 goes first). At most `lines` lines; what does not fit
+    is counted."""
+    text = Text()
+    if marks:
+        text.append_text(marks_key(marks, palette))
+        lines -= 1
     holds, entries = pool.holds, pool.entries
     if not holds and not entries:
         if not pool.allocated and not pool.cached:
+            if text:
+                text.append("\n")
             text.append("no hold and no cache entry: every block is free", "dim italic")
         return text
+    if text:
+        text.append("\n")
     unit = pool.block or 1
     name_w = max([len(h.session) for h in holds] + [len(e.session) for e in entries]) + 2
     rows: list[Text] = []
@@ -247,14 +274,22 @@ class PoolCard(Vertical):
         head = pool_head(pool, violation, width, palette)
         set_text(self.head, head)
         lines = self.legend_lines(head.plain.count("\n") + 1)
-        set_text(self.legend, pool_legend(pool, lines, palette))
+        highlight: frozenset[int] = frozenset()
+        vblocks: frozenset[int] = frozenset()
+        marks: tuple[str, ...] = ()
         if self.map is not None:
-            highlight: frozenset[int] = frozenset()
             if event is not None and event.pool == pool.label and event.blocks:
                 highlight = frozenset(event.blocks)
-            vblocks: frozenset[int] = frozenset()
             if violation is not None and violation.pool == pool.label:
                 vblocks = frozenset(violation.blocks)
+            shown = {
+                "event": bool(highlight),
+                "inspected": self.map.selected is not None,
+                "violation": bool(vblocks),
+            }
+            marks = tuple(name for name, on_map in shown.items() if on_map)
+        set_text(self.legend, pool_legend(pool, lines, palette, marks))
+        if self.map is not None:
             self.map.set_palette(palette)
             self.map.set_pool(pool, highlight, vblocks)
             if vblocks:
@@ -296,6 +331,8 @@ class PoolsPanel(VerticalScroll):
             if card.map is not None:
                 selected = inspected[1] if inspected is not None and inspected[0] == label else None
                 card.map.selected = selected
+        if self.snapshot is not None:
+            self.update_snapshot(self.snapshot, self.palette)  # the legend explains the mark
 
     def update_snapshot(self, snap: Snapshot, palette: Palette) -> None:
         labels = [p.label for p in snap.pools]
@@ -307,7 +344,9 @@ class PoolsPanel(VerticalScroll):
                 card = PoolCard(p, solo and p.blocks is not None)
                 self.cards[p.label] = card
             self.mount_all(self.cards.values())
-            self.watch_inspected(self.inspected)
+            for label, card in self.cards.items():
+                if card.map is not None and self.inspected is not None:
+                    card.map.selected = self.inspected[1] if self.inspected[0] == label else None
         for p in snap.pools:
             self.cards[p.label].update_pool(p, snap.violation, snap.last_event, palette)
 
