@@ -128,10 +128,6 @@ class PoolApp(App[int]):
         self._last_kind = ""  # the last command sent to the worker
         self.ended = False  # the simulation has reached its end (or halted): no more events
 
-    @property
-    def internal_errors(self) -> list[str]:
-        return self.failures
-
     @classmethod
     def from_spec(cls, path: str) -> PoolApp:
         """Compile `path` and open it; a spec that does not compile opens the error screen."""

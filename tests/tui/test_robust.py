@@ -71,6 +71,27 @@ async def test_a_handler_exception_is_a_stop_not_a_traceback() -> None:
     assert app.return_code in (0, None)
 
 
+@pytest.mark.handler_failures
+async def test_a_screen_handler_exception_reaches_the_app_as_a_message() -> None:
+    """A screen's handler that raises posts HandlerFailed: the app records it, says so in
+    the status bar and Details, and goes on answering keys."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.debugger
+        assert screen is not None
+        screen.compile_expression = None  # the watches key now fails its own check
+        await keys(pilot, "w")
+        assert app.screen is screen  # no watches screen opened
+        assert len(app.failures) == 1 and "DebuggerScreen.action_watches" in app.failures[0]
+        assert "internal error" in _plain(app, "#status")
+        assert "This is a bug in pooltui" in _plain(app, "#details-body")
+        await keys(pilot, "n")  # still answers, and the step clears the stop
+        assert app.snapshot is not None and app.snapshot.event_index == 0
+        assert app.stop_kind != "error"
+    assert app.return_code in (0, None)
+
+
 def test_legend_names_holders_and_ranks() -> None:
     sim = FakeSim()
     for _ in range(43):
