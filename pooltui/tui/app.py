@@ -41,7 +41,7 @@ from pooltui.tui.details import (
     stop_text,
 )
 from pooltui.tui.driver import LONG, Command, Controller, Frame, SimLike, WatchValue
-from pooltui.tui.loading import check_text, load_spec
+from pooltui.tui.loading import load_spec
 from pooltui.tui.messages import (
     BreakpointsChanged,
     ChangeSpeed,
@@ -71,8 +71,6 @@ from pooltui.tui.widgets.panels import (
     set_text,
 )
 from pooltui.tui.widgets.source import SourceView
-
-__all__ = ["DebuggerScreen", "PoolApp", "check_text", "load_spec"]
 
 SPEEDS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 5000, 10000, 100000)
 
@@ -125,7 +123,6 @@ class PoolApp(App[int]):
         self.frames_applied = 0
         self.failures: list[str] = []  # every handler that failed: "where: Type: message"
         self._failed = False  # the current stop is a failure of pooltui itself
-        self._last_kind = ""  # the last command sent to the worker
         self.ended = False  # the simulation has reached its end (or halted): no more events
 
     @classmethod
@@ -221,7 +218,6 @@ class PoolApp(App[int]):
             kwargs["rate"] = float(self.rate)
         cmd = Command(kind, seq=self._seq, gen=self.controller.interrupt_gen, **kwargs)
         self._issued = self._seq
-        self._last_kind = kind
         self.running = kind in LONG
         self._failed = False
         self._commands.put(cmd)
@@ -234,8 +230,8 @@ class PoolApp(App[int]):
     def change_speed(self, delta: int) -> None:
         i = min(range(len(SPEEDS)), key=lambda k: abs(SPEEDS[k] - self.rate))
         self.rate = SPEEDS[max(0, min(len(SPEEDS) - 1, i + delta))]
-        if self.running and self._last_kind == "run":
-            self.send("run")  # the run goes on from where it is, at the new speed
+        if self.controller is not None:
+            self.controller.run_rate = float(self.rate)  # a run at a speed follows at once
         self._refresh_status()
 
     @property

@@ -111,6 +111,7 @@ class Controller:
 
     sim: SimLike
     interrupt_gen: int = 0  # bumped by the UI thread; a long run stops when it changes
+    run_rate: float = 10.0  # set by the UI thread; a run at a speed follows it at once
     _known: int = 0  # events the UI has been sent
     _watches: tuple[tuple[str, Any], ...] = ()
     _watch_prev: dict[str, Number | None] = field(default_factory=dict)
@@ -312,6 +313,7 @@ class Controller:
         self._forward(cmd, post, rate=None)
 
     def _do_run(self, cmd: Command, post: Callable[[Frame], None]) -> None:
+        self.run_rate = cmd.rate
         self._forward(cmd, post, rate=cmd.rate)
 
     def _forward(self, cmd: Command, post: Callable[[Frame], None], rate: float | None) -> None:
@@ -352,8 +354,10 @@ class Controller:
             if (rate <= 20 or now - last_post >= FRAME_INTERVAL) and self.ui_ready():
                 post(self.frame(cmd, final=False, running=True))
                 last_post = now
+            if self.run_rate != rate:  # + or - while it runs: the new speed from here
+                rate, started, steps = self.run_rate, _time.monotonic(), 1
             due = started + steps / rate
-            while not self._interrupted(cmd):
+            while not self._interrupted(cmd) and self.run_rate == rate:
                 left = due - _time.monotonic()
                 if left <= 0:
                     break

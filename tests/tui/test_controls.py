@@ -10,7 +10,8 @@ from __future__ import annotations
 from textual.binding import Binding
 from textual.widgets import Input, Static, TabbedContent
 
-from pooltui.tui.app import DebuggerScreen, PoolApp
+from pooltui.tui.app import PoolApp
+from pooltui.tui.debugger import DebuggerScreen
 from pooltui.tui.screens import (
     BreakpointsScreen,
     CompileErrorScreen,

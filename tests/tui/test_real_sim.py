@@ -14,7 +14,8 @@ from pooltui.cli.main import main
 from pooltui.lang import SpecError, compile_file
 from pooltui.sim import Simulation
 from pooltui.sim.testing import break_pool
-from pooltui.tui.app import DebuggerScreen, PoolApp
+from pooltui.tui.app import PoolApp
+from pooltui.tui.debugger import DebuggerScreen
 from pooltui.tui.screens import CompileErrorScreen
 from pooltui.tui.widgets.blockmap import BlockMapView
 from tests.tui.conftest import SIZE, add_breakpoint, keys, settle, submit
