@@ -106,3 +106,20 @@ def test_parse_goto_rejects_nonsense() -> None:
     for text in ("", "soon", "t=-1"):
         with pytest.raises(ValueError):
             parse_goto(text)
+
+
+def test_a_run_follows_a_new_speed_at_once() -> None:
+    """At 1 event a second the fake run would take a minute; raising `run_rate` while it
+    goes makes it reach the end, from where it was."""
+    sim = FakeSim()
+    c = Controller(sim)
+    frames: list[Frame] = []
+    cmd = Command("run", rate=1.0, gen=c.interrupt_gen)
+    worker = threading.Thread(target=c.execute, args=(cmd, frames.append))
+    worker.start()
+    while not frames and worker.is_alive():  # the run has shown its first event
+        time.sleep(0.005)
+    c.run_rate = 100000.0
+    worker.join(30)
+    assert not worker.is_alive()
+    assert frames[-1].final and frames[-1].stop_kind == "end" and sim.finished
