@@ -14,13 +14,13 @@ hits do not stop), `off` (added disabled). Example: `if free(kv) < 64; once, ign
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from pooltui.lang.words import closest, number
 from pooltui.sim.events import MOMENTS, Event
 
 Evaluate = Callable[[Any], float]  # sim.evaluate: compiled Expr -> number
@@ -67,7 +67,7 @@ class Breakpoint:
         elif self.kind == "condition":
             text = f"if {self.condition}"
         else:
-            text = f"at {self.time:g}"
+            text = f"at {number(self.time)}"
         return text
 
     def options(self) -> str:
@@ -265,7 +265,7 @@ _KEYS = {"pool": "pool", "stage": "stage", "class": "session_class", "session": 
 
 
 def _suggest(word: str, choices: Iterable[str]) -> str:
-    close = difflib.get_close_matches(word, list(choices), n=3, cutoff=0.5)
+    close = closest(word, choices, n=3, cutoff=0.5)
     return f"; did you mean {' or '.join(close)}?" if close else ""
 
 

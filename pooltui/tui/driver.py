@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from pooltui.lang.errors import render as render_diagnostic
+from pooltui.lang.words import number, seconds
 from pooltui.sim.events import Event
 from pooltui.sim.snapshot import Snapshot, Violation
 from pooltui.tui.breakpoints import BreakpointSet, Hit
@@ -82,12 +83,7 @@ class WatchValue:
     def shown(self) -> str:
         if self.error is not None:
             return f"error: {self.error}"
-        if self.value is None:
-            return "?"
-        v = self.value
-        if isinstance(v, float):
-            return f"{v:.6g}"
-        return str(v)
+        return number(self.value, 6, none="?")
 
 
 @dataclass(frozen=True)
@@ -115,6 +111,7 @@ class Controller:
 
     sim: SimLike
     interrupt_gen: int = 0  # bumped by the UI thread; a long run stops when it changes
+    run_rate: float = 10.0  # set by the UI thread; a run at a speed follows it at once
     _known: int = 0  # events the UI has been sent
     _watches: tuple[tuple[str, Any], ...] = ()
     _watch_prev: dict[str, Number | None] = field(default_factory=dict)
@@ -287,10 +284,9 @@ class Controller:
         events = sim.events
         if events and (t < sim.time or t <= events[-1].time):
             # Within the log: the last event at or before t (times never decrease).
-            times = [e.time for e in events] if len(events) < 4096 else _Times(events)
-            idx = bisect.bisect_right(times, t) - 1
+            idx = bisect.bisect_right(events, t, key=_event_time) - 1
             sim.goto(idx)
-            self._goal(cmd, post, f"went to time {t:g}s")
+            self._goal(cmd, post, f"went to time {seconds(t)}")
             return
         if sim.cursor < len(events) - 1:
             sim.goto(len(events) - 1)
@@ -301,18 +297,23 @@ class Controller:
                 return
             event = sim.step()
             if event is None:
-                post(self.frame(cmd, stop=f"the simulation ends before {t:g}s", stop_kind="end"))
+                post(
+                    self.frame(
+                        cmd, stop=f"the simulation ends before {seconds(t)}", stop_kind="end"
+                    )
+                )
                 return
             if event.time > t:
                 sim.back()
                 break
             last = self._maybe_progress(cmd, post, last)
-        self._goal(cmd, post, f"went to time {t:g}s")
+        self._goal(cmd, post, f"went to time {seconds(t)}")
 
     def _do_continue(self, cmd: Command, post: Callable[[Frame], None]) -> None:
         self._forward(cmd, post, rate=None)
 
     def _do_run(self, cmd: Command, post: Callable[[Frame], None]) -> None:
+        self.run_rate = cmd.rate
         self._forward(cmd, post, rate=cmd.rate)
 
     def _forward(self, cmd: Command, post: Callable[[Frame], None], rate: float | None) -> None:
@@ -353,8 +354,10 @@ class Controller:
             if (rate <= 20 or now - last_post >= FRAME_INTERVAL) and self.ui_ready():
                 post(self.frame(cmd, final=False, running=True))
                 last_post = now
+            if self.run_rate != rate:  # + or - while it runs: the new speed from here
+                rate, started, steps = self.run_rate, _time.monotonic(), 1
             due = started + steps / rate
-            while not self._interrupted(cmd):
+            while not self._interrupted(cmd) and self.run_rate == rate:
                 left = due - _time.monotonic()
                 if left <= 0:
                     break
@@ -388,17 +391,8 @@ class Controller:
         post(self.frame(cmd, stop="at the start", stop_kind="start", bps=bps))
 
 
-class _Times(Sequence[float]):
-    """A lazy view of event times, so bisect over a million events copies nothing."""
-
-    def __init__(self, events: Sequence[Event]):
-        self._events = events
-
-    def __len__(self) -> int:
-        return len(self._events)
-
-    def __getitem__(self, i: Any) -> Any:
-        return self._events[i].time
+def _event_time(event: Event) -> float:
+    return event.time
 
 
 def parse_goto(text: str) -> tuple[str, float]:

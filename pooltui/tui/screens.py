@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from rich.style import Style
 from rich.text import Text
@@ -16,12 +16,11 @@ from textual.widgets import DataTable, Footer, Input, Static
 from pooltui.sim.events import MOMENTS
 from pooltui.tui.breakpoints import BreakpointError, BreakpointSet
 from pooltui.tui.driver import parse_goto
-
-if TYPE_CHECKING:
-    from pooltui.tui.app import PoolApp
+from pooltui.tui.messages import BreakpointsChanged, Reload, WatchesChanged
 
 
-def binding_rows(groups: Iterable[tuple[str, Iterable[Binding]]]) -> Text:
+def binding_rows(groups: Iterable[tuple[str, Iterable[Binding]]], key_style: Style) -> Text:
+    """Every binding of each group: its keys (in `key_style`), what it does, its id."""
     text = Text()
     for title, bindings in groups:
         text.append(f"{title}\n", Style(bold=True, underline=True))
@@ -37,7 +36,7 @@ def binding_rows(groups: Iterable[tuple[str, Iterable[Binding]]]) -> Text:
                 if label not in labels:
                     labels.append(label)
             keys = ", ".join(labels)
-            text.append(f"  {keys:<22}", Style(bold=True, color="#4e9ae6"))
+            text.append(f"  {keys:<22}", key_style)
             text.append(f"{b.description or b.action:<34}")
             text.append(f"{b.id or ''}\n", Style(dim=True))
         text.append("\n")
@@ -80,7 +79,8 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll() as scroll:
             scroll.border_title = "Keys (esc closes)"
-            yield Static(binding_rows(self.groups), id="help-body")
+            key_style = Style(bold=True, color=self.app.current_theme.primary)
+            yield Static(binding_rows(self.groups, key_style), id="help-body")
             yield Static(
                 "Click a block or a session to inspect it; click an event to go there.\n"
                 "Breakpoints: `admit pool=kv`, `evict class=chat`, `preempt session=chat[3]`,\n"
@@ -113,13 +113,16 @@ class GotoScreen(ModalScreen[tuple[str, float] | None]):
             yield Static("", id="goto-error", markup=False)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
+        self._go(event.value)
+
+    def _go(self, value: str) -> None:
         try:
-            target = parse_goto(event.value)
+            target = parse_goto(value)
         except ValueError as exc:
             text = (
                 str(exc)
                 if "type an" in str(exc) or ">=" in str(exc)
-                else f"not an event or a time: {event.value!r}"
+                else f"not an event or a time: {value!r}"
             )
             self.query_one("#goto-error", Static).update(text)
             return
@@ -142,12 +145,23 @@ class ExpressionScreen(ModalScreen[None]):
     ExpressionScreen .hint { color: $text-muted; height: auto; }
     """
 
-    def app_(self) -> PoolApp:
-        from pooltui.tui.app import PoolApp
 
-        app = self.app
-        assert isinstance(app, PoolApp)
-        return app
+class ItemTable(DataTable[str]):
+    """The list of breakpoints or watches: home and end move the cursor to the first and
+    last row (DataTable scrolls sideways instead, leaving the cursor where it was)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("home", "first", "First", show=False),
+        Binding("end", "last", "Last", show=False),
+    ]
+
+    def action_first(self) -> None:
+        if self.row_count:
+            self.move_cursor(row=0)
+
+    def action_last(self) -> None:
+        if self.row_count:
+            self.move_cursor(row=self.row_count - 1)
 
 
 class BreakpointsScreen(ExpressionScreen):
@@ -169,7 +183,7 @@ class BreakpointsScreen(ExpressionScreen):
     def compose(self) -> ComposeResult:
         with Vertical() as box:
             box.border_title = "Breakpoints"
-            yield DataTable(id="bp-table", cursor_type="row", zebra_stripes=True)
+            yield ItemTable(id="bp-table", cursor_type="row", zebra_stripes=True)
             yield Static(
                 "Add: a moment (admit pool=kv, evict class=chat, preempt session=chat[3]), "
                 "a condition (if free(kv) < 64) or a time (at 12.5); options after ';': "
@@ -214,7 +228,7 @@ class BreakpointsScreen(ExpressionScreen):
             error.update(exc.text)
             return
         self.breakpoints.add(bp)
-        self.app_().breakpoints_changed()
+        self.post_message(BreakpointsChanged())
         error.update("")
         event.input.value = ""
         self.refresh_table()
@@ -259,7 +273,7 @@ class BreakpointsScreen(ExpressionScreen):
             self._changed()
 
     def _changed(self) -> None:
-        self.app_().breakpoints_changed()
+        self.post_message(BreakpointsChanged())
         self.refresh_table()
 
     def action_close(self) -> None:
@@ -281,7 +295,7 @@ class WatchesScreen(ExpressionScreen):
     def compose(self) -> ComposeResult:
         with Vertical() as box:
             box.border_title = "Watches"
-            yield DataTable(id="watch-table", cursor_type="row")
+            yield ItemTable(id="watch-table", cursor_type="row")
             yield Static(
                 "An expression of the spec language over queries, shown at every step "
                 "(e.g. free(kv), queued(kv) > 3, residents(gpu)). In the list: d deletes.",
@@ -318,7 +332,7 @@ class WatchesScreen(ExpressionScreen):
         error.update("")
         event.input.value = ""
         self.watches.append((text, expr))
-        self.app_().watches_changed()
+        self.post_message(WatchesChanged())
         self.refresh_table()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -329,7 +343,7 @@ class WatchesScreen(ExpressionScreen):
         row = table.cursor_row
         if 0 <= row < len(self.watches):
             del self.watches[row]
-            self.app_().watches_changed()
+            self.post_message(WatchesChanged())
             self.refresh_table()
 
     def action_close(self) -> None:
@@ -341,7 +355,7 @@ class CompileErrorScreen(Screen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q,escape", "app.quit", "Quit", id="errors.quit"),
-        Binding("r", "app.reload", "Reload the spec", id="errors.reload"),
+        Binding("r", "reload", "Reload the spec", id="errors.reload"),
     ]
     DEFAULT_CSS = """
     CompileErrorScreen { padding: 1 2; }
@@ -360,3 +374,11 @@ class CompileErrorScreen(Screen[None]):
             yield Static(self.text, id="error-body", markup=False)
             yield Static("Fix the spec and press r to reload it, or q to quit.", markup=False)
         yield Footer()
+
+    def action_reload(self) -> None:
+        self.post_message(Reload())
+
+    def show_errors(self, text: str) -> None:
+        """The spec still does not compile: its new errors."""
+        self.text = text
+        self.query_one("#error-body", Static).update(text)

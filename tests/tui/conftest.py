@@ -1,7 +1,13 @@
-"""Helpers for the debugger's tests: an app over the fake simulator, and waiting for it."""
+"""Helpers for the debugger's tests: an app over the fake simulator, and waiting for it.
+
+Every app a test builds is checked when the test ends: no handler may have failed (a
+failure is shown to the user and recorded in `PoolApp.failures`). A test that provokes one
+on purpose says so with `@pytest.mark.handler_failures`.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -12,6 +18,29 @@ from pooltui.tui.app import PoolApp
 from tests.tui.fakesim import FakeSim, fake_compile_condition
 
 SIZE = (160, 48)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "handler_failures: the test makes a handler fail on purpose")
+
+
+@pytest.fixture(autouse=True)
+def no_handler_failed(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[list[PoolApp]]:
+    """Collect every PoolApp the test builds; at the end, none may have recorded a failure."""
+    apps: list[PoolApp] = []
+    init = PoolApp.__init__
+
+    def recording_init(self: PoolApp, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        apps.append(self)
+
+    monkeypatch.setattr(PoolApp, "__init__", recording_init)
+    yield apps
+    if request.node.get_closest_marker("handler_failures") is None:
+        failures = [failure for app in apps for failure in app.failures]
+        assert failures == [], f"a handler failed: {failures}"
 
 
 def make_app(**kwargs: Any) -> PoolApp:

@@ -5,8 +5,6 @@ when chat[0]'s decode needs a block and none is free or cached)."""
 from __future__ import annotations
 
 import asyncio
-import statistics
-import time
 from pathlib import Path
 
 import pytest
@@ -16,7 +14,8 @@ from pooltui.cli.main import main
 from pooltui.lang import SpecError, compile_file
 from pooltui.sim import Simulation
 from pooltui.sim.testing import break_pool
-from pooltui.tui.app import DebuggerScreen, PoolApp
+from pooltui.tui.app import PoolApp
+from pooltui.tui.debugger import DebuggerScreen
 from pooltui.tui.screens import CompileErrorScreen
 from pooltui.tui.widgets.blockmap import BlockMapView
 from tests.tui.conftest import SIZE, add_breakpoint, keys, settle, submit
@@ -180,27 +179,27 @@ async def test_keys_answer_while_a_long_run_goes() -> None:
         await settle(pilot)
         # Keys go in as events: pilot.press would wait for the screen to be idle.
         app.post_message(events.Key("c", "c"))
-        await asyncio.sleep(0.3)
+        for _ in range(3000):  # until the run has shown some of its events
+            if app.snapshot is not None and app.snapshot.event_index > 100:
+                break
+            await asyncio.sleep(0.01)
         assert app.running
-        latencies = []
+        # Each key is handled while the run goes on: the speed changes and the run is
+        # still running, far from its end.
         for _ in range(5):
             before = app.rate
-            started = time.perf_counter()
             app.post_message(events.Key("plus", "+"))
             while app.rate == before:
                 await asyncio.sleep(0.001)
-            latencies.append(time.perf_counter() - started)
+            assert app.running
+            assert app.snapshot is not None and not app.snapshot.finished
             await asyncio.sleep(0.1)
-        # The 50 ms figure is measured by benchmarks/tui_bench.py; here: keys are handled
-        # while the run goes on (a stalled UI would take seconds).
-        assert statistics.median(latencies) < 1.0
-        started = time.perf_counter()
         app.post_message(events.Key("space", " "))
         await asyncio.sleep(0.01)
         await app.settle()
-        assert time.perf_counter() - started < 2.0
         assert not app.running and app.stop == "paused"
         assert app.snapshot is not None and app.snapshot.event_index > 100
+        assert not app.snapshot.finished
 
 
 async def test_a_runtime_error_of_the_spec_stops_the_run() -> None:

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from textual.widgets import Static
 
 from pooltui.cli.render import place_leading_spaces
 from pooltui.tui.app import PoolApp
-from pooltui.tui.widgets.blockmap import Palette
+from pooltui.tui.colors import Palette
 from pooltui.tui.widgets.panels import pool_head, pool_legend, waited
 from tests.tui.conftest import SIZE, keys, make_app, settle
 from tests.tui.fakesim import FakeSim
@@ -48,6 +49,7 @@ async def test_a_simulator_exception_is_a_stop_not_a_traceback() -> None:
     assert app.return_code in (0, None)
 
 
+@pytest.mark.handler_failures
 async def test_a_handler_exception_is_a_stop_not_a_traceback() -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
@@ -62,9 +64,31 @@ async def test_a_handler_exception_is_a_stop_not_a_traceback() -> None:
         await keys(pilot, "n")
         assert app.stop_kind == "error"
         assert app.stop is not None and "ValueError: a panel broke" in app.stop
-        assert app.internal_errors
+        assert app.failures and "a panel broke" in app.failures[0]
+        assert "internal error" in _plain(app, "#status")
         assert "a panel broke" in _plain(app, "#details-body")
         await keys(pilot, "n")  # the app still answers keys
+    assert app.return_code in (0, None)
+
+
+@pytest.mark.handler_failures
+async def test_a_screen_handler_exception_reaches_the_app_as_a_message() -> None:
+    """A screen's handler that raises posts HandlerFailed: the app records it, says so in
+    the status bar and Details, and goes on answering keys."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.debugger
+        assert screen is not None
+        screen.compile_expression = None  # the watches key now fails its own check
+        await keys(pilot, "w")
+        assert app.screen is screen  # no watches screen opened
+        assert len(app.failures) == 1 and "DebuggerScreen.action_watches" in app.failures[0]
+        assert "internal error" in _plain(app, "#status")
+        assert "This is a bug in pooltui" in _plain(app, "#details-body")
+        await keys(pilot, "n")  # still answers, and the step clears the stop
+        assert app.snapshot is not None and app.snapshot.event_index == 0
+        assert app.stop_kind != "error"
     assert app.return_code in (0, None)
 
 

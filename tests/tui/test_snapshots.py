@@ -7,13 +7,26 @@ from __future__ import annotations
 from typing import Any
 
 from textual.app import App, ComposeResult
+from textual.css.query import NoMatches
 from textual.pilot import Pilot
 
 from pooltui.tui.app import PoolApp
 from pooltui.tui.synthetic import synthetic_pool
 from pooltui.tui.widgets.blockmap import BlockMapView
+from pooltui.tui.widgets.eventlog import EventLog
 from tests.tui.conftest import SIZE, add_breakpoint, keys, make_app, settle, submit
 from tests.tui.fakesim import FakeSim
+
+
+def _log_shows_cursor(app: App[Any]) -> bool:
+    """The event log, if there is one, has scrolled to its current event."""
+    if not isinstance(app, PoolApp) or app.debugger is None:
+        return True
+    try:
+        log = app.debugger.query_one(EventLog)
+    except NoMatches:
+        return True
+    return log.shows(log.cursor)
 
 
 def steady(before: Any) -> Any:
@@ -23,6 +36,11 @@ def steady(before: Any) -> Any:
     async def run(pilot: Pilot[Any]) -> None:
         await before(pilot)
         await pilot.pause(0.05)
+        # On a busy machine the scroll can come a few refreshes later: wait for it.
+        for _ in range(100):
+            if _log_shows_cursor(pilot.app):
+                break
+            await pilot.pause(0.02)
         await pilot.wait_for_scheduled_animations()
         await pilot.pause()
 

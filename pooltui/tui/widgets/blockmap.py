@@ -6,35 +6,23 @@ Only the visible rows are rendered (`render_line`), and each row's strip is cach
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
 from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.message import Message
+from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from pooltui.sim.snapshot import PoolView
-from pooltui.tui.colors import contrast_text, dimmed_hex, rank_glyph, session_hex
+from pooltui.tui.colors import Palette, contrast_text, dimmed_hex, on, rank_glyph, session_hex
 
 CELL = 2  # characters per block: a square-ish cell (big pools)
 GUTTER = 7  # the block index of each row's first cell
 WIDE_MAX = 8  # widest cell of a small pool
 WIDE_ROWS = 16  # a small pool spreads over at most this many rows of wide cells
-
-
-@dataclass(frozen=True)
-class Palette:
-    """Theme colours the map needs (resolved once per theme change)."""
-
-    background: str = "#1e1e1e"
-    free: str = "#3a3a3a"
-    muted: str = "#808080"
-    highlight: str = "#ffffff"
-    error: str = "#ff4444"
 
 
 class BlockMapView(ScrollView, can_focus=True):
@@ -55,12 +43,13 @@ class BlockMapView(ScrollView, can_focus=True):
             self.pool = pool
             self.block = block
 
+    selected: reactive[int | None] = reactive(None, repaint=False)  # the inspected block
+
     def __init__(self, pool: PoolView | None = None, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.pool: PoolView | None = pool
         self.highlight: frozenset[int] = frozenset()
         self.violation_blocks: frozenset[int] = frozenset()
-        self.selected: int | None = None
         self.palette = Palette()
         self._generation = 0
         self._cache: LRUCache[tuple[int, int, int], Strip] = LRUCache(1024)
@@ -84,6 +73,9 @@ class BlockMapView(ScrollView, can_focus=True):
         if palette != self.palette:
             self.palette = palette
             self._invalidate()
+
+    def watch_selected(self) -> None:
+        self._invalidate()
 
     def _invalidate(self) -> None:
         self._generation += 1
@@ -250,7 +242,9 @@ class BlockMapView(ScrollView, can_focus=True):
             else:
                 style, glyph = self._owner_style(k)
                 text = glyph
-            segments.append(Segment(text[:1].ljust(cell - 1), style))
+            if text == "[]" and cell >= 4:  # the inspected block: its brackets around the tile
+                text = "[" + " " * (cell - 3) + "]"
+            segments.append(Segment(text[: cell - 1].ljust(cell - 1), style))
             segments.append(Segment(" ", blank))
         used = GUTTER + (end - start) * cell
         if used < width:
@@ -262,7 +256,7 @@ class BlockMapView(ScrollView, can_focus=True):
         pal = self.palette
         style, glyph = self._owner_style(k)
         if i in self.violation_blocks:
-            return Segment("!!", Style(color="#ffffff", bgcolor=pal.error, bold=True))
+            return Segment("!!", on(pal.error))
         if i == self.selected:
             return Segment("[]", style + Style(bold=True, color=pal.highlight))
         return Segment("◆" + glyph[1:], style + Style(bold=True, color=pal.highlight))

@@ -18,21 +18,23 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.strip import Strip
 
+from pooltui.lang.words import number
 from pooltui.sim.events import Event
 from pooltui.tui.colors import session_hex
 from pooltui.tui.widgets.lines import TextLines
 
-MOMENT_COLOURS = {
-    "admit": "#5fc46a",
-    "reject": "#d9534f",
-    "preempt": "#e6994e",
-    "evict": "#a0a0a0",
-    "spill": "#a07ad6",
-    "spilled": "#a07ad6",
-    "spill-drop": "#d9534f",
-    "check-failed": "#ff4444",
-    "deadlock": "#ff4444",
-    "grow-wait": "#e6994e",
+# A moment's colour is a component class (theme variables, in DEFAULT_CSS) by its kind.
+MOMENT_KINDS = {
+    "admit": "good",
+    "reject": "bad",
+    "preempt": "warn",
+    "grow-wait": "warn",
+    "evict": "muted",
+    "spill": "spill",
+    "spilled": "spill",
+    "spill-drop": "bad",
+    "check-failed": "bad",
+    "deadlock": "bad",
 }
 
 
@@ -40,6 +42,33 @@ PREFIX = 1 + 7 + 10 + 13 + 11  # marker, index, time, moment, session
 
 
 class EventLog(TextLines, can_focus=True):
+    """Every recorded event; the app sets `cursor` (the current one) and adds events."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "event-log--line",
+        "event-log--cursor",
+        "event-log--selected",
+        "event-log--index",
+        "event-log--moment",
+        "event-log--good",
+        "event-log--bad",
+        "event-log--warn",
+        "event-log--muted",
+        "event-log--spill",
+    }
+    DEFAULT_CSS = """
+    EventLog > .event-log--line { background: $surface; }
+    EventLog > .event-log--cursor { background: $primary 50%; text-style: bold; }
+    EventLog > .event-log--selected { background: $foreground 15%; }
+    EventLog > .event-log--index { color: $text-muted; }
+    EventLog > .event-log--moment { color: $primary; text-style: bold; }
+    EventLog > .event-log--good { color: $success; text-style: bold; }
+    EventLog > .event-log--bad { color: $error; text-style: bold; }
+    EventLog > .event-log--warn { color: $warning; text-style: bold; }
+    EventLog > .event-log--muted { color: $text-muted; text-style: bold; }
+    EventLog > .event-log--spill { color: $accent; text-style: bold; }
+    """
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up", "select(-1)", "Previous event", show=False, id="log.previous"),
         Binding("down", "select(1)", "Next event", show=False, id="log.next"),
@@ -53,16 +82,13 @@ class EventLog(TextLines, can_focus=True):
             super().__init__()
             self.index = index
 
-    cursor: reactive[int] = reactive(-1, layout=False)
+    cursor: reactive[int] = reactive(-1, always_update=True, repaint=False)  # the app sets it
     selected: reactive[int | None] = reactive(None, layout=False)
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.events: list[Event] = []
-        self.highlight_style = Style(bgcolor="#30507a", bold=True)
-        self.select_style = Style(bgcolor="#404040")
         self.future_style = Style(dim=True)
-        self.background = "#1e1e1e"
         self._cache: LRUCache[tuple[int, int, int, int], Strip] = LRUCache(512)
         self._generation = 0
         self._widest = 0
@@ -79,30 +105,55 @@ class EventLog(TextLines, can_focus=True):
         self._cache.clear()
         self.refresh()
 
-    def set_cursor(self, index: int, follow: bool = True) -> None:
-        self.cursor = index
+    def watch_cursor(self, index: int) -> None:
         self._generation += 1
-        if follow:
-            # After the layout has taken the new virtual size, or scroll_to clamps short.
-            self.call_after_refresh(self.scroll_to_index, index)
+        # After the layout has taken the new virtual size, or scroll_to clamps short.
+        self.call_after_refresh(self._follow, index, 20)
         self.refresh()
+
+    def _follow(self, index: int, tries: int) -> None:
+        """Bring the current event into view; while the layout has not caught up with new
+        events (the scroll is clamped short), try again after the next refresh."""
+        if index != self.cursor:
+            return  # a newer cursor follows itself
+        self.scroll_to_index(index)
+        if tries > 0 and not self.shows(index):
+            self.call_after_refresh(self._follow, index, tries - 1)
+
+    def shows(self, index: int) -> bool:
+        """Whether row `index` is in view (or there is nothing to show)."""
+        top, height = self.scroll_offset.y, self.scrollable_content_region.height
+        return index < 0 or height <= 0 or top <= index < top + height
 
     def scroll_to_index(self, index: int) -> None:
         height = max(1, self.scrollable_content_region.height)
         top = self.scroll_offset.y
         if index < top or index >= top + height:
-            self.scroll_to(y=max(0, index - height + 2), animate=False)
+            self.scroll_to(y=max(0, index - height + 2), animate=False, immediate=True)
 
     def watch_selected(self) -> None:
         self._generation += 1
         self.refresh()
 
+    def notify_style_update(self) -> None:
+        """The theme changed: every row is drawn again in its colours."""
+        super().notify_style_update()
+        self._cache.clear()
+
+    def _style(self, name: str) -> Style:
+        return self.get_component_rich_style(f"event-log--{name}", partial=True)
+
+    def _row_style(self, name: str) -> Style:
+        # Only the background (its alpha composited over the panel) and the emphasis.
+        full = self.get_component_rich_style(f"event-log--{name}")
+        return Style(bgcolor=full.bgcolor, bold=full.bold)
+
     def line_text(self, ev: Event) -> list[tuple[str, Style]]:
         who = ev.session or ""
-        moment_style = Style(color=MOMENT_COLOURS.get(ev.moment, "#4e9ae6"), bold=True)
+        moment_style = self._style(MOMENT_KINDS.get(ev.moment, "moment"))
         return [
-            (f"{ev.index:>6} ", Style(color="#808080")),
-            (f"{ev.time:>8.5g}s ", Style()),
+            (f"{ev.index:>6} ", self._style("index")),
+            (f"{number(ev.time, 5):>8}s ", Style()),
             (f"{ev.moment:<13}", moment_style),
             (f"{who:<10} ", Style(color=session_hex(ev.session_id), bold=True) if who else Style()),
             (ev.why, Style()),
@@ -112,7 +163,7 @@ class EventLog(TextLines, can_focus=True):
         scroll_x, scroll_y = self.scroll_offset
         width = self.scrollable_content_region.width
         row = y + scroll_y
-        base = Style(bgcolor=self.background)
+        base = Style(bgcolor=self.get_component_rich_style("event-log--line").bgcolor)
         if row >= len(self.events):
             if not self.events and y == 0:
                 return Strip(
@@ -126,9 +177,9 @@ class EventLog(TextLines, can_focus=True):
         ev = self.events[row]
         row_style = base
         if row == self.cursor:
-            row_style = base + self.highlight_style
+            row_style = base + self._row_style("cursor")
         elif row == self.selected:
-            row_style = base + self.select_style
+            row_style = base + self._row_style("selected")
         elif row > self.cursor:
             row_style = base + self.future_style
         segments = [Segment(text, row_style + style) for text, style in self.line_text(ev)]

@@ -13,27 +13,17 @@ from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
+from textual.reactive import reactive
 from textual.widgets import Static
 
+from pooltui.lang.words import number
 from pooltui.sim.events import Event
 from pooltui.sim.snapshot import PoolView, Snapshot, StageView, Violation
-from pooltui.tui.colors import contrast_text, dimmed_hex, rank_glyph, session_hex
+from pooltui.tui.colors import Palette, contrast_text, dimmed_hex, on, rank_glyph, session_hex
 from pooltui.tui.driver import WatchValue
-from pooltui.tui.widgets.blockmap import BlockMapView, Palette
+from pooltui.tui.widgets.blockmap import BlockMapView
 
 Number = int | float
-
-
-def fmt(value: Number | None) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        if math.isinf(value):
-            return "inf"
-        if value.is_integer() and abs(value) < 1e15:
-            return str(int(value))
-        return f"{value:.4g}"
-    return str(value)
 
 
 def set_text(widget: Static, text: Text, *, wrap: bool = False) -> None:
@@ -66,8 +56,8 @@ def bar(pool: PoolView, width: int, palette: Palette) -> Text:
         used = pool.allocated + pool.cached
         a = round(width * pool.allocated / used) if used else 0
         c = round(width * pool.cached / used) if used else 0
-        text.append("█" * a, Style(color="#4e9ae6"))
-        text.append("▒" * c, Style(color="#808080"))
+        text.append("█" * a, Style(color=palette.allocated))
+        text.append("▒" * c, Style(color=palette.cached))
         text.append("·" * (width - a - c), Style(color=palette.free))
         return text
     cap = pool.cap or 1
@@ -76,8 +66,8 @@ def bar(pool: PoolView, width: int, palette: Palette) -> Text:
     over = a + c > width
     if over:  # a broken pool: show the excess in the error colour
         c = max(0, width - a)
-    text.append("█" * a, Style(color="#4e9ae6"))
-    text.append("▒" * c, Style(color="#808080"))
+    text.append("█" * a, Style(color=palette.allocated))
+    text.append("▒" * c, Style(color=palette.cached))
     text.append("·" * max(0, width - a - c), Style(color=palette.free))
     return text
 
@@ -92,10 +82,10 @@ def pool_head(pool: PoolView, violation: Violation | None, width: int, palette: 
     so every renderer of an exported screenshot keeps them."""
     head = Text()
     head.append(f"{pool.label}  ", Style(bold=True))
-    cap = "inf" if math.isinf(pool.cap) else fmt(pool.cap)
+    cap = "inf" if math.isinf(pool.cap) else number(pool.cap, 4)
     opts = [f"cap {cap}"]
     if pool.block:
-        opts.append(f"block {pool.block} ({fmt(pool.nblocks)} blocks)")
+        opts.append(f"block {pool.block} ({number(pool.nblocks, 4)} blocks)")
     opts += [f"evict {pool.evict}", f"queue {pool.queue_policy}", f"preempt {pool.preempt}"]
     if pool.admit_via:
         opts.append(f"admit via {pool.admit_via}")
@@ -116,18 +106,18 @@ def pool_head(pool: PoolView, violation: Violation | None, width: int, palette: 
     head.append_text(bar(pool, min(width, 60), palette))
     head.append("\n")
     head.append("allocated ", "dim")
-    head.append(fmt(pool.allocated), Style(color="#4e9ae6", bold=True))
+    head.append(number(pool.allocated, 4), Style(color=palette.allocated, bold=True))
     head.append(SEP + "cached ", "dim")
-    head.append(fmt(pool.cached), Style(color="#a0a0a0", bold=True))
+    head.append(number(pool.cached, 4), Style(color=palette.cached, bold=True))
     head.append(SEP + "free ", "dim")
-    head.append(fmt(pool.free), Style(bold=True))
+    head.append(number(pool.free, 4), Style(bold=True))
     head.append("   ")
     if violation is not None and (violation.pool in (None, pool.label)):
         head.append(f"✗ {violation.invariant}", Style(color=palette.error, bold=True))
         head.append("\n")
         head.append(violation.message, Style(color=palette.error, bold=True))
     else:
-        head.append("✓ invariants hold", Style(color="#5fc46a"))
+        head.append("✓ invariants hold", Style(color=palette.good))
     if pool.nblocks is None:
         head.append("\n")
         head.append("cap inf: no block map; the bar shows allocated against cached", "dim italic")
@@ -138,16 +128,43 @@ def _n(count: int, one: str, many: str | None = None) -> str:
     return f"{count} {one if count == 1 else (many or one + 's')}"
 
 
-def pool_legend(pool: PoolView, lines: int, palette: Palette) -> Text:
-    """Who holds what, under the block map: each hold in its colour with its size and
-    computed / context, then each cache entry with its eviction rank (0 goes first). At
-    most `lines` lines; what does not fit is counted."""
+MARKS = {
+    "event": ("◆", "blocks of this event"),
+    "inspected": ("[ ]", "the inspected block"),
+    "violation": ("!!", "blocks of the violation"),
+}
+
+
+def marks_key(marks: Iterable[str], palette: Palette) -> Text:
+    """What the marks drawn on the block map mean (only those it shows now)."""
     text = Text()
+    for name in marks:
+        glyph, meaning = MARKS[name]
+        if text:
+            text.append("   ")
+        text.append(glyph, Style(bold=True, color=palette.highlight))
+        text.append(f" {meaning}", "dim")
+    return text
+
+
+def pool_legend(pool: PoolView, lines: int, palette: Palette, marks: tuple[str, ...] = ()) -> Text:
+    """Who holds what, under the block map: what the map's marks mean (`marks`, those it
+    shows), each hold in its colour with its size and computed / context, then each cache
+    entry with its eviction rank (0 goes first). At most `lines` lines; what does not fit
+    is counted."""
+    text = Text()
+    if marks:
+        text.append_text(marks_key(marks, palette))
+        lines -= 1
     holds, entries = pool.holds, pool.entries
     if not holds and not entries:
         if not pool.allocated and not pool.cached:
+            if text:
+                text.append("\n")
             text.append("no hold and no cache entry: every block is free", "dim italic")
         return text
+    if text:
+        text.append("\n")
     unit = pool.block or 1
     name_w = max([len(h.session) for h in holds] + [len(e.session) for e in entries]) + 2
     rows: list[Text] = []
@@ -159,8 +176,8 @@ def pool_legend(pool: PoolView, lines: int, palette: Palette) -> Text:
         name = session_text(h.session, h.session_id)
         name.pad_right(max(0, name_w - len(h.session)))
         row.append_text(name)
-        row.append(f"holds {_n(h.blocks, 'block')} ({fmt(h.size)} units)".ljust(30))
-        row.append(f"computed {fmt(h.computed)}{SEP}context {fmt(h.context)}", "dim")
+        row.append(f"holds {_n(h.blocks, 'block')} ({number(h.size, 4)} units)".ljust(30))
+        row.append(f"computed {number(h.computed, 4)}{SEP}context {number(h.context, 4)}", "dim")
         rows.append(row)
     for e in entries:
         row = Text()
@@ -171,7 +188,7 @@ def pool_legend(pool: PoolView, lines: int, palette: Palette) -> Text:
         name.pad_right(max(0, name_w - len(e.session)))
         row.append_text(name)
         blocks = e.blocks or -(-e.units // unit)
-        row.append(f"cached {_n(blocks, 'block')} ({fmt(e.units)} units)".ljust(30))
+        row.append(f"cached {_n(blocks, 'block')} ({number(e.units, 4)} units)".ljust(30))
         nxt = " = evicted next" if e.rank == 0 else ""
         row.append(f"rank {e.rank}{nxt}", "dim")
         if e.spilled:
@@ -257,14 +274,22 @@ class PoolCard(Vertical):
         head = pool_head(pool, violation, width, palette)
         set_text(self.head, head)
         lines = self.legend_lines(head.plain.count("\n") + 1)
-        set_text(self.legend, pool_legend(pool, lines, palette))
+        highlight: frozenset[int] = frozenset()
+        vblocks: frozenset[int] = frozenset()
+        marks: tuple[str, ...] = ()
         if self.map is not None:
-            highlight: frozenset[int] = frozenset()
             if event is not None and event.pool == pool.label and event.blocks:
                 highlight = frozenset(event.blocks)
-            vblocks: frozenset[int] = frozenset()
             if violation is not None and violation.pool == pool.label:
                 vblocks = frozenset(violation.blocks)
+            shown = {
+                "event": bool(highlight),
+                "inspected": self.map.selected is not None,
+                "violation": bool(vblocks),
+            }
+            marks = tuple(name for name, on_map in shown.items() if on_map)
+        set_text(self.legend, pool_legend(pool, lines, palette, marks))
+        if self.map is not None:
             self.map.set_palette(palette)
             self.map.set_pool(pool, highlight, vblocks)
             if vblocks:
@@ -278,15 +303,36 @@ def _safe(label: str) -> str:
 
 
 class PoolsPanel(VerticalScroll):
-    """Every pool member, in declaration order."""
+    """Every pool member, in declaration order. Redraws when the app sets `snapshot`,
+    `palette` (on a theme change) or `inspected` (the block shown in Details)."""
 
     DEFAULT_CSS = """
     PoolsPanel { padding: 0 1; }
     """
 
+    snapshot: reactive[Snapshot | None] = reactive(None, always_update=True, repaint=False)
+    palette: reactive[Palette] = reactive(Palette, repaint=False)
+    inspected: reactive[tuple[str, int] | None] = reactive(None, repaint=False)
+
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.cards: dict[str, PoolCard] = {}
+
+    def watch_snapshot(self, snap: Snapshot | None) -> None:
+        if snap is not None:
+            self.update_snapshot(snap, self.palette)
+
+    def watch_palette(self, palette: Palette) -> None:
+        if self.snapshot is not None:
+            self.update_snapshot(self.snapshot, palette)
+
+    def watch_inspected(self, inspected: tuple[str, int] | None) -> None:
+        for label, card in self.cards.items():
+            if card.map is not None:
+                selected = inspected[1] if inspected is not None and inspected[0] == label else None
+                card.map.selected = selected
+        if self.snapshot is not None:
+            self.update_snapshot(self.snapshot, self.palette)  # the legend explains the mark
 
     def update_snapshot(self, snap: Snapshot, palette: Palette) -> None:
         labels = [p.label for p in snap.pools]
@@ -298,6 +344,9 @@ class PoolsPanel(VerticalScroll):
                 card = PoolCard(p, solo and p.blocks is not None)
                 self.cards[p.label] = card
             self.mount_all(self.cards.values())
+            for label, card in self.cards.items():
+                if card.map is not None and self.inspected is not None:
+                    card.map.selected = self.inspected[1] if self.inspected[0] == label else None
         for p in snap.pools:
             self.cards[p.label].update_pool(p, snap.violation, snap.last_event, palette)
 
@@ -306,7 +355,7 @@ class PoolsPanel(VerticalScroll):
 
 
 def _keys(keys: tuple[Number, ...]) -> str:
-    return "(" + ", ".join(fmt(k) for k in keys) + ")" if keys else ""
+    return "(" + ", ".join(number(k, 4) for k in keys) + ")" if keys else ""
 
 
 def waited(seconds: float) -> str:
@@ -319,14 +368,26 @@ def waited(seconds: float) -> str:
 
 
 class QueuePanel(VerticalScroll):
-    """Waiting holds of every pool, in selection order."""
+    """Waiting holds of every pool, in selection order. Redraws when the app sets
+    `snapshot`."""
 
     LIMIT = 200  # rows per pool; the rest is counted
+
+    snapshot: reactive[Snapshot | None] = reactive(None, always_update=True, repaint=False)
+    palette: reactive[Palette] = reactive(Palette, repaint=False)
 
     def compose(self) -> ComposeResult:
         yield Static(id="queue-body")
 
+    def watch_snapshot(self) -> None:
+        if self.snapshot is not None:
+            self.update_snapshot(self.snapshot)
+
+    def watch_palette(self) -> None:
+        self.watch_snapshot()
+
     def update_snapshot(self, snap: Snapshot) -> None:
+        palette = self.palette
         text = Text()
         any_queue = False
         for pool in snap.pools:
@@ -348,11 +409,11 @@ class QueuePanel(VerticalScroll):
                 name.pad_right(max(0, name_w - len(item.session)))
                 text.append_text(name)
                 text.append(
-                    f"{fmt(item.units):>6} {fmt(item.need):>6} {fmt(item.reserve):>7} "
-                    f"{fmt(item.hit):>5}  {_keys(item.keys):<{keys_w}}  {waited(item.waited):>8}"
+                    f"{number(item.units, 4):>6} {number(item.need, 4):>6} {number(item.reserve, 4):>7} "
+                    f"{number(item.hit, 4):>5}  {_keys(item.keys):<{keys_w}}  {waited(item.waited):>8}"
                 )
                 if item.preempted:
-                    text.append("  ⟲ preempted", Style(color="#e6994e", bold=True))
+                    text.append("  ⟲ preempted", Style(color=palette.warn, bold=True))
                 text.append("\n")
             if len(pool.queue) > self.LIMIT:
                 text.append(f"  … {len(pool.queue) - self.LIMIT} more\n", "dim")
@@ -361,22 +422,32 @@ class QueuePanel(VerticalScroll):
         set_text(self.query_one("#queue-body", Static), text)
 
 
-def stage_text(stage: StageView) -> Text:
+# A resident between two iterations is "waiting" in the simulator's snapshot; vLLM users
+# read that as the waiting queue (those are in the Queue panel), so it shows as "idle".
+PHASE_WORDS = {"waiting": "idle"}
+
+
+def phase_word(phase: str) -> str:
+    """A resident's phase as the Stages panel and Details say it."""
+    return PHASE_WORDS.get(phase, phase)
+
+
+def stage_text(stage: StageView, palette: Palette) -> Text:
     text = Text()
     text.append(f"{stage.label}  ", Style(bold=True))
     if stage.kind == "step":
         state = "busy" if stage.busy else "idle"
         head = f"step{SEP}iteration #{stage.iteration} ({state}"
         if stage.busy and stage.iteration_end is not None:
-            head += f", ends {fmt(stage.iteration_end)}s"
+            head += f", ends {number(stage.iteration_end, 4)}s"
         text.append(head + ")", "dim")
         if stage.preempted:
             text.append(SEP, "dim")
-            text.append("preempted", Style(color="#e6994e", bold=True))
+            text.append("preempted", Style(color=palette.warn, bold=True))
         text.append("\n")
         text.append(
-            f"  budget {fmt(stage.budget)}: used {fmt(stage.budget_used)}, left {fmt(stage.budget_left)}"
-            f"{SEP}seats {fmt(stage.seats)}: left {fmt(stage.seats_left)}"
+            f"  budget {number(stage.budget, 4)}: used {number(stage.budget_used, 4)}, left {number(stage.budget_left, 4)}"
+            f"{SEP}seats {number(stage.seats, 4)}: left {number(stage.seats_left, 4)}"
         )
         if stage.memory:
             text.append(f"{SEP}memory {', '.join(stage.memory)}", "dim")
@@ -388,18 +459,23 @@ def stage_text(stage: StageView) -> Text:
             name = session_text(r.session, r.session_id)
             name.pad_right(max(0, 13 - len(r.session)))
             text.append_text(name)
-            phase_style = {"prefill": "#4e9ae6", "decode": "#5fc46a", "recompute": "#e6994e"}.get(
-                r.phase, "#808080"
-            )
-            text.append(f"  {r.phase:<9}", Style(color=phase_style))
+            phases = {
+                "prefill": palette.allocated,
+                "decode": palette.good,
+                "recompute": palette.warn,
+            }
+            phase_style = phases.get(r.phase, palette.muted)
+            text.append(f"  {phase_word(r.phase):<9}", Style(color=phase_style))
             progress = (
-                f"{fmt(r.computed)}/{fmt(r.target)}" if r.phase in ("prefill", "recompute")
-                else f"step {r.steps_done}/{fmt(r.target)}"
+                f"{number(r.computed, 4)}/{number(r.target, 4)}" if r.phase in ("prefill", "recompute")
+                else f"step {r.steps_done}/{number(r.target, 4)}"
             )  # fmt: skip
-            text.append(f" {r.tokens:>6} {fmt(r.computed):>8} {fmt(r.context):>7}  {progress}\n")
+            text.append(
+                f" {r.tokens:>6} {number(r.computed, 4):>8} {number(r.context, 4):>7}  {progress}\n"
+            )
     else:
         text.append(
-            f"link{SEP}rate {fmt(stage.rate)}{SEP}lanes {stage.lanes}{SEP}"
+            f"link{SEP}rate {number(stage.rate, 4)}{SEP}lanes {stage.lanes}{SEP}"
             f"queued {len(stage.queued_jobs)}\n",
             "dim",
         )
@@ -408,7 +484,7 @@ def stage_text(stage: StageView) -> Text:
             text.append_text(session_text(job.session, job.session_id))
             what = f" {job.kind}"
             if job.kind == "spill":
-                what += f" {fmt(job.units)} units to {job.tier}"
+                what += f" {number(job.units, 4)} units to {job.tier}"
             text.append(what + "  ")
             filled = round(job.progress * 20)
             text.append("█" * filled, Style(color=session_hex(job.session_id)))
@@ -418,21 +494,34 @@ def stage_text(stage: StageView) -> Text:
 
 
 class StagesPanel(VerticalScroll):
+    """Every stage: a step's iteration, budget and residents; a link's jobs. Redraws when
+    the app sets `snapshot`."""
+
+    snapshot: reactive[Snapshot | None] = reactive(None, always_update=True, repaint=False)
+    palette: reactive[Palette] = reactive(Palette, repaint=False)
+
     def compose(self) -> ComposeResult:
         yield Static(id="stages-body")
+
+    def watch_snapshot(self) -> None:
+        if self.snapshot is not None:
+            self.update_snapshot(self.snapshot)
+
+    def watch_palette(self) -> None:
+        self.watch_snapshot()
 
     def update_snapshot(self, snap: Snapshot) -> None:
         text = Text()
         for i, stage in enumerate(snap.stages):
             if i:
                 text.append("\n")
-            text.append_text(stage_text(stage))
+            text.append_text(stage_text(stage, self.palette))
         if not snap.stages:
             text.append("no stage", "dim italic")
         set_text(self.query_one("#stages-body", Static), text)
 
 
-def watches_text(values: Iterable[WatchValue], error_colour: str) -> Text:
+def watches_text(values: Iterable[WatchValue], palette: Palette) -> Text:
     text = Text()
     rows = list(values)
     if not rows:
@@ -444,14 +533,27 @@ def watches_text(values: Iterable[WatchValue], error_colour: str) -> Text:
         text.append(f"{w.text}", Style(bold=True))
         text.append(" = ")
         if w.error is not None:
-            text.append(w.shown(), Style(color=error_colour))
+            text.append(w.shown(), Style(color=palette.error))
         elif w.changed:
-            text.append(w.shown(), Style(color="#000000", bgcolor="#c9a227", bold=True))
-            text.append("  changed", Style(color="#c9a227"))
+            text.append(w.shown(), on(palette.warn))
+            text.append("  changed", Style(color=palette.warn))
         else:
             text.append(w.shown())
         text.append("\n")
     return text
+
+
+class WatchesPanel(Static):
+    """The watches' values at the current event; redraws when the app sets `values`."""
+
+    values: reactive[tuple[WatchValue, ...]] = reactive((), always_update=True, repaint=False)
+    palette: reactive[Palette] = reactive(Palette, repaint=False)
+
+    def watch_values(self) -> None:
+        set_text(self, watches_text(self.values, self.palette))
+
+    def watch_palette(self) -> None:
+        self.watch_values()
 
 
 def inspect_block_text(snap: Snapshot, pool_label: str, block: int) -> Text:
@@ -477,9 +579,9 @@ def inspect_block_text(snap: Snapshot, pool_label: str, block: int) -> Text:
         hold = next((h for h in pool.holds if h.session_id == owner.session_id), None)
         if hold is not None:
             text.append(
-                f"hold: size {fmt(hold.size)} units ({hold.blocks} blocks), computed {fmt(hold.computed)}, "
-                f"context {fmt(hold.context)}, reserve {fmt(hold.reserve)}\n"
-                f"admitted at {fmt(hold.admitted_at)}s (order {hold.admit_order}); "
+                f"hold: size {number(hold.size, 4)} units ({hold.blocks} blocks), computed {number(hold.computed, 4)}, "
+                f"context {number(hold.context, 4)}, reserve {number(hold.reserve, 4)}\n"
+                f"admitted at {number(hold.admitted_at, 4)}s (order {hold.admit_order}); "
                 f"this is block {hold.physical.index(block) if block in hold.physical else '?'} of the hold\n"
             )
     else:
@@ -488,10 +590,10 @@ def inspect_block_text(snap: Snapshot, pool_label: str, block: int) -> Text:
         text.append(f", eviction rank {owner.rank} ({rank_glyph(owner.rank)})\n")
     entry = next((e for e in pool.entries if e.session_id == owner.session_id), None)
     if entry is not None:
-        keys = ", ".join(fmt(k) for k in entry.keys)
+        keys = ", ".join(number(k, 4) for k in entry.keys)
         text.append(
-            f"cache entry: {fmt(entry.units)} units ({entry.blocks} blocks), rank {entry.rank} "
-            f"(0 goes first), keys ({keys}), last release {fmt(entry.last)}s"
+            f"cache entry: {number(entry.units, 4)} units ({entry.blocks} blocks), rank {entry.rank} "
+            f"(0 goes first), keys ({keys}), last release {number(entry.last, 4)}s"
             f"{', spilled here' if entry.spilled else ''}{'' if entry.alive else ', session ended'}\n"
         )
     text.append("\n")
@@ -510,41 +612,41 @@ def inspect_session_text(snap: Snapshot, session_id: int | None, name: str | Non
             for e in pool.entries:
                 if e.session_id == session_id:
                     text.append(
-                        f"cache entry in {pool.label}: {fmt(e.units)} units, rank {e.rank}, "
-                        f"last release {fmt(e.last)}s\n"
+                        f"cache entry in {pool.label}: {number(e.units, 4)} units, rank {e.rank}, "
+                        f"last release {number(e.last, 4)}s\n"
                     )
         return text
     text.append_text(session_text(view.name, view.session_id))
     text.append(f"  class {view.session_class}, index {view.index}, serial {view.serial}\n", "dim")
-    text.append(f"state: {view.state}; arrived {fmt(view.arrived)}s\n")
+    text.append(f"state: {view.state}; arrived {number(view.arrived, 4)}s\n")
     if view.attrs:
         text.append("attributes: ")
-        text.append("  ".join(f"{k}={fmt(v)}" for k, v in view.attrs))
+        text.append("  ".join(f"{k}={number(v, 4)}" for k, v in view.attrs))
         text.append("\n")
     for hold in view.holds:
         text.append(
-            f"hold {hold.pool}: size {fmt(hold.size)} ({hold.blocks} blocks), computed {fmt(hold.computed)}, "
-            f"context {fmt(hold.context)}, reserve {fmt(hold.reserve)}\n"
+            f"hold {hold.pool}: size {number(hold.size, 4)} ({hold.blocks} blocks), computed {number(hold.computed, 4)}, "
+            f"context {number(hold.context, 4)}, reserve {number(hold.reserve, 4)}\n"
         )
     for pool in snap.pools:
         for item in pool.queue:
             if item.session_id == session_id:
                 text.append(
-                    f"queued on {pool.label} at position {item.position}: units {fmt(item.units)}, "
-                    f"hit {fmt(item.hit)}, waited {waited(item.waited)}"
+                    f"queued on {pool.label} at position {item.position}: units {number(item.units, 4)}, "
+                    f"hit {number(item.hit, 4)}, waited {waited(item.waited)}"
                     f"{', preempted' if item.preempted else ''}\n"
                 )
         for e in pool.entries:
             if e.session_id == session_id:
                 text.append(
-                    f"cache entry in {pool.label}: {fmt(e.units)} units ({e.blocks} blocks), "
-                    f"eviction rank {e.rank}, last release {fmt(e.last)}s\n"
+                    f"cache entry in {pool.label}: {number(e.units, 4)} units ({e.blocks} blocks), "
+                    f"eviction rank {e.rank}, last release {number(e.last, 4)}s\n"
                 )
     for stage in snap.stages:
         for r in stage.residents:
             if r.session_id == session_id:
                 text.append(
-                    f"resident of {stage.label}: {r.phase}, {r.tokens} tokens this iteration\n"
+                    f"resident of {stage.label}: {phase_word(r.phase)}, {r.tokens} tokens this iteration\n"
                 )
     if view.span is not None:
         text.append(f"at {view.span.file}:{view.span.line}:{view.span.col}\n", "dim")

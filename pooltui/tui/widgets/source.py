@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
 from textual.geometry import Size
+from textual.reactive import reactive
 from textual.strip import Strip
 
 from pooltui.lang.ir import Span
@@ -13,16 +16,30 @@ from pooltui.tui.widgets.lines import TextLines
 
 
 class SourceView(TextLines, can_focus=True):
+    """The spec's lines; the app sets `span` to the statement behind the current event."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "source-view--line",
+        "source-view--gutter",
+        "source-view--statement",
+        "source-view--mark",
+        "source-view--comment",
+    }
+    DEFAULT_CSS = """
+    SourceView > .source-view--line { background: $surface; }
+    SourceView > .source-view--gutter { color: $text-muted; }
+    SourceView > .source-view--statement { background: $warning 15%; }
+    SourceView > .source-view--mark { background: $warning 45%; text-style: bold; }
+    SourceView > .source-view--comment { color: $success 80%; text-style: italic; }
+    """
+
+    span: reactive[Span | None] = reactive(None, repaint=False)
+
     def __init__(self, source: str = "", **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.lines = source.split("\n")
         if self.lines and self.lines[-1] == "":
             self.lines.pop()
-        self.span: Span | None = None
-        self.background = "#1e1e1e"
-        self.mark_bg = "#5a4a10"
-        self.line_bg = "#2d2d1a"
-        self.comment = "#6a9955"
         self.gutter_width = len(str(len(self.lines))) + 3
         self._update_size()
 
@@ -33,10 +50,7 @@ class SourceView(TextLines, can_focus=True):
     def on_resize(self, event: events.Resize) -> None:
         self._update_size()
 
-    def set_span(self, span: Span | None) -> None:
-        if span == self.span:
-            return
-        self.span = span
+    def watch_span(self, span: Span | None) -> None:
         if span is not None and span.line >= 1:
             self.call_after_refresh(self._scroll_to_span, span)
         self.refresh()
@@ -52,20 +66,25 @@ class SourceView(TextLines, can_focus=True):
         scroll_x, scroll_y = self.scroll_offset
         width = self.scrollable_content_region.width
         row = y + scroll_y
-        base = Style(bgcolor=self.background)
+        base = Style(bgcolor=self.get_component_rich_style("source-view--line").bgcolor)
         if row >= len(self.lines):
             return Strip.blank(width, base)
         text = self.lines[row].replace("\t", " ")
         lineno = row + 1
         span = self.span
         in_span = span is not None and span.line <= lineno <= span.end_line
-        row_base = base + Style(bgcolor=self.line_bg) if in_span else base
-        gutter_style = row_base + Style(color="#808080")
+        statement = self.get_component_rich_style("source-view--statement")
+        row_base = base + Style(bgcolor=statement.bgcolor) if in_span else base
+        gutter_style = row_base + self.get_component_rich_style("source-view--gutter", partial=True)
         marker = "▶" if span is not None and lineno == span.line else " "
         segments = [Segment(f"{marker}{lineno:>{self.gutter_width - 3}} │", gutter_style)]
         # Comments dimmed; the span's columns marked.
         hash_at = text.find("#")
-        comment_style = row_base + Style(color=self.comment, italic=True)
+        comment_style = row_base + self.get_component_rich_style(
+            "source-view--comment", partial=True
+        )
+        mark = self.get_component_rich_style("source-view--mark")
+        mark_style = Style(bgcolor=mark.bgcolor, bold=True)
         start_col, end_col = 0, 0
         if in_span and span is not None:
             start_col = span.col - 1 if lineno == span.line else 0
@@ -77,7 +96,7 @@ class SourceView(TextLines, can_focus=True):
             if hash_at >= 0 and i >= hash_at:
                 style = comment_style
             if start_col <= i < end_col:
-                style = style + Style(bgcolor=self.mark_bg, bold=True)
+                style = style + mark_style
             segments.append(Segment(ch, style))
         strip = Strip(Segment.simplify(segments))
         return strip.crop_extend(scroll_x, scroll_x + width, row_base)

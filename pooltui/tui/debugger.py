@@ -1,0 +1,264 @@
+"""The main screen: the panels, the debugger's keys, and its commands in the palette.
+
+Its keys post messages (`pooltui.tui.messages`) that the app handles; it never imports the
+app. What it shows comes in through reactives the app sets: `snapshot` and `running` (which
+keys apply now) here, and each widget's own `snapshot` / `cursor` / `span`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.containers import Horizontal, Vertical
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.widgets import Footer, Static, TabbedContent, TabPane
+
+from pooltui.sim.snapshot import Snapshot
+from pooltui.tui.driver import SimLike
+from pooltui.tui.messages import ChangeSpeed, ClearInspection, Drive, InspectBlock, Pause, guarded
+from pooltui.tui.prose import reflow
+from pooltui.tui.screens import BreakpointsScreen, GotoScreen, WatchesScreen
+from pooltui.tui.widgets.blockmap import BlockMapView
+from pooltui.tui.widgets.eventlog import EventLog
+from pooltui.tui.widgets.panels import PoolsPanel, QueuePanel, StagesPanel, WatchesPanel
+from pooltui.tui.widgets.source import SourceView
+
+
+class DebuggerCommands(Provider):
+    """The main actions in the command palette."""
+
+    COMMANDS: ClassVar[tuple[tuple[str, str, str], ...]] = (
+        ("Step one event", "step", "apply the next event (n, →)"),
+        ("Step one iteration", "step_iteration", "run to the next iteration-end (i)"),
+        ("Step back", "back", "go back one event (p, ←)"),
+        ("Continue", "continue", "run to a breakpoint, a violation, a deadlock or the end (c)"),
+        ("Reverse continue", "reverse_continue", "step back to a breakpoint or event 0 (C)"),
+        ("Go to event or time", "goto", "jump to an event index or a simulated time (g)"),
+        ("Run at speed", "run", "play events at the chosen speed (r)"),
+        ("Pause", "pause", "stop a run (space)"),
+        ("Breakpoints", "breakpoints", "add, disable, delete breakpoints (b)"),
+        ("Watches", "watches", "expressions shown at every step (w)"),
+        ("Help: keys", "app.help", "every binding (?, F1)"),
+    )
+
+    def _callback(self, action: str) -> Callable[[], Any]:
+        screen = self.screen
+
+        def run() -> None:
+            if action.startswith("app."):
+                self.app.call_later(self.app.run_action, action[4:])
+            else:
+                self.app.call_later(screen.run_action, action)
+
+        return run
+
+    async def discover(self) -> Hits:
+        for name, action, help_text in self.COMMANDS:
+            yield DiscoveryHit(name, self._callback(action), help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for name, action, help_text in self.COMMANDS:
+            score = matcher.match(name)
+            if score > 0:
+                yield Hit(score, matcher.highlight(name), self._callback(action), help=help_text)
+
+
+class DebuggerScreen(Screen[None]):
+    """Pools, queue and stages above; the event log, the source and the side tabs below."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("n,right", "step", "Step", id="step", priority=True),
+        Binding("i", "step_iteration", "Iteration", id="step_iteration"),
+        Binding("p,left", "back", "Back", id="back", priority=True),
+        Binding("c", "continue", "Continue", id="continue"),
+        Binding("C,shift+c", "reverse_continue", "Reverse", id="reverse_continue"),
+        # A priority binding: the box opens before the keys typed after `g` are handled.
+        Binding("g", "goto", "Go to", id="goto", priority=True),
+        Binding("r", "run", "Run", id="run"),
+        Binding("space", "pause", "Pause", id="pause", priority=True),
+        Binding("plus,equals_sign", "speed(1)", "Faster", id="faster", show=False),
+        Binding("minus", "speed(-1)", "Slower", id="slower", show=False),
+        Binding("b", "breakpoints", "Breakpoints", id="breakpoints"),
+        Binding("w", "watches", "Watches", id="watches"),
+        Binding("escape", "clear_inspect", "Clear inspection", id="clear_inspect", show=False),
+    ]
+    COMMANDS: ClassVar[set[type[Provider] | Callable[[], type[Provider]]]] = {DebuggerCommands}
+
+    snapshot: reactive[Snapshot | None] = reactive(None, always_update=True, repaint=False)
+    running: reactive[bool] = reactive(False, repaint=False)
+
+    def __init__(
+        self,
+        sim: SimLike,
+        spec_name: str,
+        *,
+        breakpoints: Any = None,
+        parse_breakpoint: Callable[[str], Any] | None = None,
+        watches: list[tuple[str, Any]] | None = None,
+        compile_expression: Callable[[str], Any] | None = None,
+    ) -> None:
+        super().__init__()
+        self.sim = sim
+        self.spec_name = spec_name
+        program = getattr(sim, "program", None)
+        self.source_text = getattr(program, "source", "") or ""
+        self.header_comment = getattr(program, "header_comment", "") or ""
+        self.breakpoints = breakpoints
+        self.parse_breakpoint = parse_breakpoint
+        self.watches = watches if watches is not None else []
+        self.compile_expression = compile_expression
+        self._bindings_key: tuple[bool, ...] = ()
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="status")
+        with Horizontal(id="top"):
+            pools = PoolsPanel(id="pools", classes="panel")
+            pools.border_title = "Pools"
+            yield pools
+            with Vertical(id="right"):
+                q = QueuePanel(id="queue", classes="panel")
+                q.border_title = "Queue"
+                yield q
+                s = StagesPanel(id="stages", classes="panel")
+                s.border_title = "Stages"
+                yield s
+        with Horizontal(id="bottom"):
+            log = EventLog(id="events", classes="panel")
+            log.border_title = "Events"
+            yield log
+            src = SourceView(self.source_text, id="source", classes="panel")
+            src.border_title = "Source"
+            yield src
+            with TabbedContent(id="side", classes="panel", initial="notes"):
+                with TabPane("Notes", id="notes"):
+                    yield Static(
+                        reflow(self.header_comment) or "(the spec opens with no comment)",
+                        id="notes-body",
+                        markup=False,
+                    )
+                with TabPane("Watches", id="watches"):
+                    yield WatchesPanel(id="watches-body")
+                with TabPane("Details", id="details"):
+                    yield Static("Click a block or a session to inspect it.", id="details-body")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(EventLog).focus()
+
+    # -- what the footer shows follows the state the app sets
+    def watch_snapshot(self) -> None:
+        self._bindings_changed()
+
+    def watch_running(self) -> None:
+        self._bindings_changed()
+
+    def _bindings_changed(self) -> None:
+        # Only when what the footer shows can change: refresh_bindings rebuilds the footer.
+        snap = self.snapshot
+        if snap is None:
+            key: tuple[bool, ...] = (self.running,)
+        else:
+            behind_halt = bool(snap.halted) and snap.event_index < snap.events_total - 1
+            key = (
+                self.running,
+                bool(snap.halted),
+                snap.finished,
+                snap.event_index >= 0,
+                behind_halt,
+            )
+        if key != self._bindings_key:
+            self._bindings_key = key
+            self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The footer shows the keys that apply now."""
+        snap = self.snapshot
+        if action == "pause":
+            return self.running
+        if snap is None:
+            return True
+        stuck = bool(snap.halted) or snap.finished
+        if action in ("step", "step_iteration", "continue", "run"):
+            if snap.halted and snap.event_index < snap.events_total - 1:
+                return True  # went back from a halt: the way forward replays the log
+            return not stuck
+        if action in ("back", "reverse_continue"):
+            return snap.event_index >= 0
+        return True
+
+    # -- actions: each one a message to the app
+    @guarded
+    def action_step(self) -> None:
+        self.post_message(Drive("step"))
+
+    @guarded
+    def action_step_iteration(self) -> None:
+        self.post_message(Drive("iteration"))
+
+    @guarded
+    def action_back(self) -> None:
+        self.post_message(Drive("back"))
+
+    @guarded
+    def action_continue(self) -> None:
+        self.post_message(Drive("continue"))
+
+    @guarded
+    def action_reverse_continue(self) -> None:
+        self.post_message(Drive("reverse"))
+
+    @guarded
+    def action_run(self) -> None:
+        self.post_message(Drive("run"))
+
+    @guarded
+    def action_pause(self) -> None:
+        self.post_message(Pause())
+
+    @guarded
+    def action_speed(self, delta: int) -> None:
+        self.post_message(ChangeSpeed(delta))
+
+    @guarded
+    def action_goto(self) -> None:
+        def done(target: tuple[str, float] | None) -> None:
+            if target is None:
+                return
+            kind, value = target
+            if kind == "event":
+                self.post_message(Drive("goto", index=int(value)))
+            else:
+                self.post_message(Drive("goto_time", time=value))
+
+        self.app.push_screen(GotoScreen(), done)
+
+    @guarded
+    def action_breakpoints(self) -> None:
+        assert self.parse_breakpoint is not None
+        self.app.push_screen(BreakpointsScreen(self.breakpoints, self.parse_breakpoint))
+
+    @guarded
+    def action_watches(self) -> None:
+        assert self.compile_expression is not None
+        self.app.push_screen(WatchesScreen(self.watches, self.compile_expression))
+
+    @guarded
+    def action_clear_inspect(self) -> None:
+        self.post_message(ClearInspection())
+
+    # -- messages from widgets, passed on in the app's words
+    @guarded
+    def on_event_log_chosen(self, message: EventLog.Chosen) -> None:
+        message.stop()
+        self.post_message(Drive("goto", index=message.index))
+
+    @guarded
+    def on_block_map_view_block_clicked(self, message: BlockMapView.BlockClicked) -> None:
+        message.stop()
+        self.post_message(InspectBlock(message.pool, message.block))

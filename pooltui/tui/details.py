@@ -1,0 +1,136 @@
+"""What the status bar and the Details tab say: pure functions of the app's state.
+
+The app calls these with the current snapshot, the stop and what is inspected; they return
+`Text` and touch no widget, so they are easy to test and never half-update a screen.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.style import Style
+from rich.text import Text
+
+from pooltui.lang.words import number, seconds
+from pooltui.sim.snapshot import Snapshot
+from pooltui.tui.widgets.panels import inspect_block_text, inspect_session_text
+
+HALTS = ("violation", "error", "halt")
+
+
+def events_total_text(snap: Snapshot, ended: bool) -> str:
+    """How many events there are: all of them once the simulation has ended (`ended`: it
+    got to its end or halted, even if we went back since), else how far it has got."""
+    if ended or snap.finished or snap.halted:
+        return f"{snap.events_total}"
+    return f"{snap.events_total} so far"
+
+
+def status_text(
+    spec_name: str,
+    snap: Snapshot | None,
+    *,
+    running: bool,
+    ended: bool,
+    stop: str | None,
+    rate: int,
+    breakpoints: tuple[int, int],
+    running_style: Style,
+) -> Text:
+    """One line: where we are, running or paused, what stopped it, the speed, the counts.
+    `breakpoints` is (active, all); `running_style` comes from the theme."""
+    text = Text()
+    text.append(f"{spec_name}   ", Style(bold=True))
+    if snap is not None:
+        text.append(f"t={seconds(snap.time, 4)} · ")
+        where = "start" if snap.event_index < 0 else f"event #{snap.event_index}"
+        text.append(f"{where} of {events_total_text(snap, ended)} · ")
+    if running:
+        text.append("▶ running", running_style)
+    else:
+        text.append("paused", Style(bold=True))
+    if stop:
+        # What stopped it comes first: the counts can be cut, this cannot.
+        text.append(" — ", "dim")
+        text.append(stop, Style(bold=True))
+    text.append(f" · speed {rate}/s", "dim")
+    active, every = breakpoints
+    if every:
+        text.append(f" · breakpoints {active}/{every}", "dim")
+    if snap is not None:
+        c = snap.counts
+        text.append(
+            f" · arrived {c.arrived} · live {c.live} · done {c.done} · rejected {c.rejected}",
+            "dim",
+        )
+    return text
+
+
+def stop_text(stop: str, snap: Snapshot | None, error_text: str | None, error: Style) -> Text:
+    """Why the run cannot go on: the violation, the located runtime error, the event."""
+    text = Text()
+    text.append("Stopped: ", Style(bold=True) + error)
+    text.append(stop + "\n", Style(bold=True))
+    if snap is not None and snap.violation is not None:
+        v = snap.violation
+        text.append(f"invariant: {v.invariant}\n{v.message}\n")
+        if v.blocks:
+            text.append(f"blocks of {v.pool}: {', '.join(map(str, v.blocks[:32]))}\n")
+    if error_text:
+        text.append(error_text + "\n", error)
+    if snap is not None and snap.last_event is not None:
+        text.append(f"at {snap.last_event.describe()}\n", "dim")
+    return text
+
+
+def failure_text(stop: str, error: Style) -> Text:
+    """A bug in pooltui itself: what failed, and that the app is still usable."""
+    text = Text()
+    text.append("Stopped: ", Style(bold=True) + error)
+    text.append(stop + "\n", Style(bold=True))
+    text.append(
+        "This is a bug in pooltui, not in your spec. The run is paused; you can step, "
+        "go back or quit.\n",
+        "dim",
+    )
+    return text
+
+
+def details_text(
+    snap: Snapshot,
+    *,
+    halted: Text | None,
+    inspecting: tuple[Any, ...] | None,
+) -> Text:
+    """The Details tab: why it stopped (if it halted), what is inspected, the event."""
+    text = Text()
+    if halted is not None:
+        text.append_text(halted)
+        text.append("\n")
+    if inspecting is not None:
+        if inspecting[0] == "session":
+            text.append_text(inspect_session_text(snap, inspecting[1]))
+        else:
+            _, pool, block = inspecting
+            text.append_text(inspect_block_text(snap, pool, block))
+    else:
+        text.append("Click a block or a session to inspect it.\n", "dim italic")
+    ev = snap.last_event
+    if ev is not None:
+        # The whole why, which the event log may have had to cut, and the figures.
+        text.append(f"\nevent #{ev.index} at {seconds(ev.time, 4)}: ", "dim")
+        text.append(ev.moment, Style(bold=True))
+        text.append(f"\n{ev.why}\n")
+        if ev.data:
+            figures = "  ".join(f"{k}={figure(v)}" for k, v in ev.data)
+            text.append(figures + "\n", "dim")
+    return text
+
+
+def figure(value: Any) -> str:
+    """A value of an event's data: numbers as everywhere else, tuples in brackets."""
+    if isinstance(value, tuple | list):
+        return "(" + ", ".join(figure(v) for v in value) + ")"
+    if isinstance(value, float):
+        return number(value, 4)
+    return str(value)

@@ -1,0 +1,130 @@
+"""The debugger's messages: how screens, widgets and the worker thread talk to the app.
+
+Screens and widgets never import the app: they post one of these, and the app (the root of
+every message's bubbling) handles it. The worker thread posts `SimFrame` / `SimFailed`.
+`guarded` turns an exception in any handler into a `HandlerFailed` the app shows, so a bug
+is a stop with a plain message, never a traceback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any, Literal, Protocol, TypeVar, cast, runtime_checkable
+
+from textual.message import Message
+
+from pooltui.tui.driver import Frame
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+DriveKind = Literal["step", "iteration", "back", "continue", "reverse", "run", "goto", "goto_time"]
+
+
+# --------------------------------------------------------------------------- worker -> app
+
+
+class SimFrame(Message):
+    """The worker's answer to a command (or a moment of a run): what to show."""
+
+    def __init__(self, frame: Frame) -> None:
+        super().__init__()
+        self.frame = frame
+
+
+class SimFailed(Message):
+    """The simulator raised (a bug, not a spec error): say so, never a traceback."""
+
+    def __init__(self, seq: int, text: str) -> None:
+        super().__init__()
+        self.seq = seq
+        self.text = text
+
+
+# --------------------------------------------------------------------------- screens -> app
+
+
+class Drive(Message):
+    """Move the simulation: a step, a run, a jump (`index` for goto, `time` for goto_time)."""
+
+    def __init__(self, kind: DriveKind, *, index: int = 0, time: float = 0.0) -> None:
+        super().__init__()
+        self.kind: DriveKind = kind
+        self.index = index
+        self.time = time
+
+
+class Pause(Message):
+    """Stop a run between two steps."""
+
+
+class ChangeSpeed(Message):
+    """One notch faster (+1) or slower (-1) on the speed scale."""
+
+    def __init__(self, delta: int) -> None:
+        super().__init__()
+        self.delta = delta
+
+
+class InspectBlock(Message):
+    """Show a block of a pool in the Details tab."""
+
+    def __init__(self, pool: str, block: int) -> None:
+        super().__init__()
+        self.pool = pool
+        self.block = block
+
+
+class ClearInspection(Message):
+    """Nothing inspected any more."""
+
+
+class BreakpointsChanged(Message):
+    """The breakpoint list was edited (it is the app's own `BreakpointSet`)."""
+
+
+class WatchesChanged(Message):
+    """The watch list was edited (it is the app's own list)."""
+
+
+class Reload(Message):
+    """Compile the spec again (from the compile-error screen)."""
+
+
+class HandlerFailed(Message):
+    """A handler raised: the app stops, shows it, and records it in `failures`."""
+
+    def __init__(self, where: str, error: BaseException) -> None:
+        super().__init__()
+        self.where = where
+        self.error = error
+
+
+# --------------------------------------------------------------------------- guarding handlers
+
+
+@runtime_checkable
+class FailureSink(Protocol):
+    """What the app offers to record a failure at once (no message round trip)."""
+
+    def record_failure(self, where: str, error: BaseException) -> None: ...
+
+
+def guarded(method: F) -> F:
+    """A handler that never lets an exception reach Textual (which would show a traceback
+    and quit): on the app it is recorded at once, elsewhere it is posted as
+    `HandlerFailed` and bubbles up to the app."""
+
+    @wraps(method)
+    def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except Exception as exc:
+            where = f"{type(self).__name__}.{method.__name__}"
+            if isinstance(self, FailureSink):
+                self.record_failure(where, exc)
+            else:
+                self.post_message(HandlerFailed(where, exc))
+            return None
+
+    return cast(F, run)

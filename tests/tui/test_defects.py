@@ -1,0 +1,133 @@
+"""Defects a first user found, each pinned by what the user should see."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual import events
+from textual.widgets import DataTable, Static
+
+from pooltui.tui.app import PoolApp
+from pooltui.tui.widgets.blockmap import BlockMapView
+from pooltui.tui.widgets.panels import StagesPanel
+from tests.tui.conftest import SIZE, keys, make_app, settle, submit
+
+SPECS = Path(__file__).parent / "specs"
+
+
+def status(app: PoolApp) -> str:
+    return str(app.screen.query_one("#status", Static).content)
+
+
+async def test_keys_typed_right_after_g_are_kept() -> None:
+    """`g 5 3 enter` typed at once (faster than the go-to box opens) goes to event 53."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        for key, char in (("g", "g"), ("5", "5"), ("3", "3"), ("enter", "\r")):
+            app.post_message(events.Key(key, char))
+        for _ in range(300):
+            await pilot.pause(0.01)
+            if app.screen is app.debugger and app.snapshot and app.snapshot.event_index == 53:
+                break
+        await settle(pilot)
+        assert app.screen is app.debugger  # the box took the keys and closed
+        assert app.snapshot is not None and app.snapshot.event_index == 53
+
+
+async def test_speed_keys_change_a_running_run_at_once() -> None:
+    """At 1 event a second the fake run (dozens of events) would take a minute; `+` up to
+    the top speed while it runs makes it reach the end now."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.rate = 1
+        await pilot.press("r")
+        for _ in range(500):
+            if app.snapshot is not None and app.snapshot.event_index >= 0:
+                break
+            await pilot.pause(0.01)
+        assert app.running
+        for _ in range(13):
+            await pilot.press("plus")
+        assert app.rate == 100000
+        await app.settle(timeout=20)
+        await pilot.pause()
+        assert not app.running
+        assert app.stop_kind == "end" and app.snapshot is not None and app.snapshot.finished
+
+
+async def test_end_in_the_breakpoint_list_goes_to_the_last_one() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await keys(pilot, "b")
+        for text in ("admit pool=kv", "evict pool=kv", "at 2.5"):
+            await submit(pilot, text)
+        table = app.screen.query_one(DataTable)
+        table.focus()
+        await pilot.pause()
+        await keys(pilot, "end")
+        assert table.cursor_row == 2
+        await keys(pilot, "d")
+        assert [bp.describe() for bp in app.breakpoints] == ["admit pool=kv", "evict pool=kv"]
+        await keys(pilot, "home", "d")
+        assert [bp.describe() for bp in app.breakpoints] == ["evict pool=kv"]
+
+
+async def test_the_event_count_says_so_far_until_the_run_ends() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await keys(pilot, "n", "n", "n")
+        assert app.snapshot is not None
+        recorded = app.snapshot.events_total
+        assert f"event #2 of {recorded} so far" in status(app)
+        await keys(pilot, "c")
+        assert app.snapshot.finished
+        total = app.snapshot.events_total
+        assert f"of {total} ·" in status(app) and "so far" not in status(app)
+        await keys(pilot, "p")  # back from the end: the total is known
+        assert f"event #{total - 2} of {total} ·" in status(app)
+
+
+async def test_a_resident_between_iterations_is_idle_not_waiting() -> None:
+    """`waiting` reads as vLLM's waiting queue; a resident between two iterations is idle."""
+    app = PoolApp.from_spec(str(SPECS / "small.pool"))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        for _ in range(200):
+            snap = app.snapshot
+            assert snap is not None
+            resting = [r for s in snap.stages for r in s.residents if r.phase == "waiting"]
+            if resting:
+                break
+            await keys(pilot, "n")
+        assert resting, "the spec has a resident between two iterations"
+        stages = str(app.screen.query_one(StagesPanel).query_one(Static).content)
+        assert "waiting" not in stages
+        assert f"{resting[0].session}" in stages and "idle" in stages
+
+
+async def test_the_marks_of_the_block_map_are_explained_and_whole() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.send("goto", index=43)  # an eviction: the event has blocks in kv
+        await settle(pilot)
+        legend = str(app.screen.query_one(".pool-legend", Static).content)
+        assert "◆" in legend and "this event" in legend
+        assert app.snapshot is not None
+        block = app.snapshot.pool("kv").entries[0].physical[0]
+        app.inspect_block("kv", block)
+        await settle(pilot)
+        legend = str(app.screen.query_one(".pool-legend", Static).content)
+        assert "[ ]" in legend and "inspected" in legend
+        view = app.screen.query_one(BlockMapView)
+        row = block // view.columns()
+        await pilot.pause()
+        line = "".join(seg.text for seg in view.render_line(row - view.scroll_offset.y))
+        cell = view.cell_width()
+        start = 7 + (block % view.columns()) * cell  # after the gutter of 7
+        tile = line[start : start + cell - 1]
+        assert tile.startswith("[") and tile.rstrip().endswith("]"), repr(tile)
