@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from pooltui.lang.ir import Expr, Hold, Run
 from pooltui.lang.words import number
-from pooltui.sim import blocks, interpreter, members, runs, why
+from pooltui.sim import blocks, members, runs, why
 from pooltui.sim.codes import ADMITTED, BLOCKED, REJECTED, Number
 from pooltui.sim.state import F_HOLD, S_QUEUED, PoolState, Session, StageState
 from pooltui.sim.state import Hold as HoldState
@@ -68,13 +68,6 @@ def enqueue(eng: Engine, sess: Session, stmt: Hold, where: tuple[int, int]) -> N
         reject(eng, sess, h, p, plan.never, plan.size)
 
 
-def hold_stmt(eng: Engine, h: HoldState) -> Hold:
-    """The `hold` statement a hold executes."""
-    stmt = eng.t.bodies[h.stmt[0]][h.stmt[1]]
-    assert isinstance(stmt, Hold)
-    return stmt
-
-
 def _value(eng: Engine, expr: Expr, sess: Session, h: HoldState, computed: int) -> Number:
     """An expression of the hold's header, as if `computed` units were computed."""
     env = eng.env.bind(sess, h, eng.s.now)
@@ -86,7 +79,7 @@ def plan_hold(eng: Engine, p: PoolState, h: HoldState, sess: Session) -> HoldPla
     """The hold's plan for an attempt now. Its header sees as computed what its own
     cache entry would give it (the hit). Writes nothing (an expression may still draw
     from the session's stream)."""
-    stmt = hold_stmt(eng, h)
+    stmt = members.hold_stmt(eng, h)
     entry = p.entries.get(sess.sid)
     e_units = entry.units if entry is not None else 0
     what = "the hold's units"
@@ -167,7 +160,7 @@ def first_run_tokens(
             sess.run.target - sess.run.steps,
         )
     else:
-        stmt = hold_stmt(eng, h)
+        stmt = members.hold_stmt(eng, h)
         if not stmt.body or not isinstance(stmt.body[0], Run):
             return 0
         run = stmt.body[0]
@@ -224,7 +217,7 @@ def try_admit(eng: Engine, p: PoolState, h: HoldState, st: StageState | None) ->
     frame = hold_frame(eng, sess, h)
     if frame is None:
         # The parent frame stays at the `hold` until the hold is released.
-        body = hold_stmt(eng, h).body
+        body = members.hold_stmt(eng, h).body
         sess.frames.append([F_HOLD, eng.t.body_of[id(body)], 0, h])
     eng.emit(
         "admit",
@@ -242,14 +235,14 @@ def try_admit(eng: Engine, p: PoolState, h: HoldState, st: StageState | None) ->
         stage=st,
         units=size,
         blocks=tuple(phys),
-        span=hold_stmt(eng, h).span,
+        span=members.hold_stmt(eng, h).span,
         data=(("hit", hit), ("stage", st.label if st is not None else None)),
     )
     if frame is not None and sess.run is not None:
         # Re-admitted after preemption: resume the run it was in.
         runs.resume_run(eng, sess)
     else:
-        interpreter.proceed(eng, sess)
+        eng.proceed(sess)
     return ADMITTED
 
 
@@ -274,10 +267,10 @@ def reject(
         session=sess,
         pool=p,
         units=units if units is not None else (h.size or None),
-        span=hold_stmt(eng, h).span,
+        span=members.hold_stmt(eng, h).span,
         data=(("reason", reason),),
     )
-    interpreter.end_session(eng, sess, "rejected")
+    eng.end_session(sess, "rejected")
 
 
 def drop_hold(eng: Engine, sess: Session, h: HoldState) -> None:
@@ -307,6 +300,6 @@ def release(eng: Engine, sess: Session, h: HoldState) -> None:
         pool=p,
         units=size,
         blocks=tuple(kept),
-        span=hold_stmt(eng, h).span,
+        span=members.hold_stmt(eng, h).span,
         data=(("cached", cached_units),),
     )

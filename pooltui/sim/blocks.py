@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from pooltui.sim import links, members, why
+from pooltui.sim import members, why
 from pooltui.sim.codes import Number
 from pooltui.sim.members import Env
 from pooltui.sim.state import Entry, PoolState, Session
@@ -154,7 +154,7 @@ def evict(eng: Engine, p: PoolState, nblocks: int, protect: int | None) -> None:
             span=eng.t.pools[p.decl].ir.span,
         )
         if pd.spill_when is not None:
-            links.maybe_spill(eng, p, e, units, name)  # right after its eviction
+            eng.maybe_spill(p, e, units, name)  # right after its eviction
 
 
 def add_entry(

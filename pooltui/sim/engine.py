@@ -36,14 +36,24 @@ from typing import Any
 from pooltui.lang.errors import SpecRuntimeError
 from pooltui.lang.ir import Expr, Span
 from pooltui.lang.words import number
-from pooltui.sim import blocks, grow, invariants, iterations, loop, members, runs
+from pooltui.sim import (
+    blocks,
+    grow,
+    interpreter,
+    invariants,
+    iterations,
+    links,
+    loop,
+    members,
+    runs,
+)
 from pooltui.sim.codes import Halt, Number, StopReplay
 from pooltui.sim.events import Event
 from pooltui.sim.members import Env
 from pooltui.sim.rng import stream_key
 from pooltui.sim.snapshot import Violation
+from pooltui.sim.state import Entry, PoolState, Session, StageState, State
 from pooltui.sim.state import Hold as HoldState
-from pooltui.sim.state import PoolState, Session, StageState, State
 from pooltui.sim.tables import Tables
 
 __all__ = ["Engine", "Env", "Halt", "Schedule", "Stats", "StopReplay"]
@@ -225,6 +235,33 @@ class Engine:
         if math.isinf(value) or math.isnan(value):
             raise SpecRuntimeError(f"{what} is {number(value)}, not a number of units", span)
         return math.ceil(value - 1e-9)
+
+    # ------------------------------------------------------------------ calls upward
+    # A concern module calls only the modules below it (docs/architecture.md); where a
+    # rule must hand back to a higher one (the session goes on, an action is scheduled, an
+    # evicted prefix spills), it goes through these, so no two modules import each other.
+    def push(self, t: float, prio: int, sub: int, kind: str, a: Any = None, b: Any = None) -> None:
+        loop.push(self, t, prio, sub, kind, a, b)
+
+    def push_arrival(self, c: int) -> None:
+        loop.push_arrival(self, c)
+
+    def proceed(self, sess: Session) -> None:
+        interpreter.proceed(self, sess)
+
+    def end_session(self, sess: Session, how: str) -> None:
+        interpreter.end_session(self, sess, how)
+
+    def wake(self, sess: Session) -> None:
+        interpreter.wake(self, sess)
+
+    def grow_to(
+        self, sess: Session, h: HoldState, new_size: int, span: Span, st: StageState | None
+    ) -> str:
+        return grow.grow_to(self, sess, h, new_size, span, st)
+
+    def maybe_spill(self, p: PoolState, e: Entry, units: int, name: str) -> None:
+        links.maybe_spill(self, p, e, units, name)
 
     # ------------------------------------------------------------------ a mode's hooks
     # The per-event rules; the fast mode overrides these to keep its steady residents.

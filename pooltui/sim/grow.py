@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from pooltui.lang.errors import SpecRuntimeError
 from pooltui.lang.ir import Grow, Span
 from pooltui.lang.words import number
-from pooltui.sim import admit, blocks, interpreter, why
+from pooltui.sim import admit, blocks, members, why
 from pooltui.sim.state import S_ACTIVE, S_GROW_WAIT, S_QUEUED, PoolState, Session, StageState
 from pooltui.sim.state import Hold as HoldState
 
@@ -135,7 +135,7 @@ def preempt(eng: Engine, h: HoldState, grower: Session, p: PoolState, need: int)
         others=(grower.name,),
         units=cached_units,
         blocks=tuple(kept),
-        span=admit.hold_stmt(eng, h).span,
+        span=members.hold_stmt(eng, h).span,
         data=(("cached", cached_units), ("grower", grower.name)),
     )
     # It re-enters the head of the queue, ahead of policy keys (Pool reference).
@@ -149,7 +149,7 @@ def preempt(eng: Engine, h: HoldState, grower: Session, p: PoolState, need: int)
         lambda: why.requeued(victim.name, p.label),
         session=victim,
         pool=p,
-        span=admit.hold_stmt(eng, h).span,
+        span=members.hold_stmt(eng, h).span,
         data=(("preempted", True),),
     )
 
@@ -189,12 +189,12 @@ def retry_grows(eng: Engine, p: PoolState) -> bool:
         if sess is None:
             p.waiting_grows.remove(sid)
             continue
-        stmt = interpreter.current_stmt(eng, sess)
+        stmt = members.current_stmt(eng, sess)
         if not isinstance(stmt, Grow):  # pragma: no cover
             p.waiting_grows.remove(sid)
             continue
         if grow_stmt(eng, sess, stmt):
             moved = True
             sess.frames[-1][2] += 1
-            interpreter.proceed(eng, sess)
+            eng.proceed(sess)
     return moved

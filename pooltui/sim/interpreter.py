@@ -12,9 +12,9 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from pooltui.lang.errors import SpecRuntimeError
-from pooltui.lang.ir import Grow, Hold, If, Repeat, Run, Send, SetAttr, Stmt, Wait
+from pooltui.lang.ir import Grow, Hold, If, Repeat, Run, Send, SetAttr, Wait
 from pooltui.lang.words import number, seconds
-from pooltui.sim import admit, grow, links, loop, runs, why
+from pooltui.sim import admit, grow, links, members, runs, why
 from pooltui.sim.codes import P_WAKE
 from pooltui.sim.members import innermost
 from pooltui.sim.state import (
@@ -42,7 +42,7 @@ def arrive(eng: Engine, c: int) -> None:
     _t, index, counter, key = eng.sched.per_class[c][pos]
     s.arrive_next[c] = pos + 1
     if pos + 1 < len(eng.sched.per_class[c]):
-        loop.push_arrival(eng, c)
+        eng.push_arrival(c)
     name = f"{sd.ir.name}[{index}]" if (sd.ir.family or sd.ir.source) else sd.ir.name
     sess = Session(sd.sid_base + index, c, index, name, key)
     sess.counter = counter
@@ -103,7 +103,7 @@ def proceed(eng: Engine, sess: Session) -> None:
                 raise SpecRuntimeError(f"wait of {number(secs)} seconds", stmt.span)
             sess.state = S_SLEEPING
             sess.waiting_for = f"sleeping until {seconds(eng.s.now + secs)}"
-            loop.push(eng, eng.s.now + secs, P_WAKE, sess.sid, "wake", sess.sid)
+            eng.push(eng.s.now + secs, P_WAKE, sess.sid, "wake", sess.sid)
             return
         elif isinstance(stmt, Repeat):
             n = eng.value_of(stmt.count, sess, innermost(sess))
@@ -137,15 +137,6 @@ def close_frame(eng: Engine, sess: Session, frame: list[Any]) -> bool:
     return True
 
 
-def current_stmt(eng: Engine, sess: Session) -> Stmt | None:
-    """The statement the session stands at (None past its last)."""
-    if not sess.frames:
-        return None
-    frame = sess.frames[-1]
-    body = eng.t.bodies[frame[1]]
-    return body[frame[2]] if frame[2] < len(body) else None
-
-
 def end_session(eng: Engine, sess: Session, how: str) -> None:
     """The session ends: 'done', or rejected (its holds are dropped, not cached)."""
     s = eng.s
@@ -173,7 +164,7 @@ def end_session(eng: Engine, sess: Session, how: str) -> None:
 def wake(eng: Engine, sess: Session) -> None:
     """Its wait is over or its send landed: on to its next statement."""
     reason = "send" if sess.state == S_SENDING else "wait"
-    stmt = current_stmt(eng, sess)
+    stmt = members.current_stmt(eng, sess)
     sess.state = S_ACTIVE
     sess.waiting_for = ""
     sess.frames[-1][2] += 1

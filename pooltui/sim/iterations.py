@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from pooltui.lang.errors import SpecRuntimeError
 from pooltui.lang.exprs import normal
 from pooltui.lang.words import number
-from pooltui.sim import admit, interpreter, loop, runs, why
+from pooltui.sim import admit, interpreter, members, runs, why
 from pooltui.sim.codes import ADMITTED, BLOCKED, P_ITER_END
 from pooltui.sim.state import S_RESIDENT, Session, StageState
 
@@ -101,7 +101,7 @@ def launch_iteration(
                 )
     st.iter_end = eng.iteration_end(st, duration, fused)
     index = s.stages.index(st)
-    loop.push(eng, st.iter_end, P_ITER_END, index, "end", index)
+    eng.push(st.iter_end, P_ITER_END, index, "end", index)
     eng.iteration_event(st, tokens, admitted, preempted, duration, prefills, decodes)
     return True
 
@@ -265,7 +265,7 @@ def finish_runs(eng: Engine, st: StageState, done: list[Session]) -> None:
     for sess, kind in left:
         if sess.sid not in s.live:
             continue
-        stmt = interpreter.current_stmt(eng, sess)
+        stmt = members.current_stmt(eng, sess)
         eng.emit(
             "run-done",
             lambda: why.run_done(sess.name, kind, st.label),

@@ -15,7 +15,7 @@ from pooltui.lang.errors import SpecRuntimeError
 from pooltui.lang.exprs import normal
 from pooltui.lang.ir import Send
 from pooltui.lang.words import number
-from pooltui.sim import blocks, interpreter, loop, members, why
+from pooltui.sim import blocks, members, why
 from pooltui.sim.codes import P_LINK
 from pooltui.sim.state import S_SENDING, Entry, Job, PoolState, Session, StageState
 
@@ -113,7 +113,7 @@ def start_job(eng: Engine, lk: StageState, job: Job) -> None:
     job.start = now
     job.end = now + job.work / lk.rate
     lk.jobs.append(job)
-    loop.push(eng, job.end, P_LINK, eng.s.stages.index(lk), "link", eng.s.stages.index(lk), job)
+    eng.push(job.end, P_LINK, eng.s.stages.index(lk), "link", eng.s.stages.index(lk), job)
 
 
 def finish_job(eng: Engine, lk: StageState, job: Job) -> None:
@@ -125,7 +125,7 @@ def finish_job(eng: Engine, lk: StageState, job: Job) -> None:
     else:
         sess = eng.s.live.get(job.sid)
         if sess is not None:
-            interpreter.wake(eng, sess)
+            eng.wake(sess)
 
 
 def send(eng: Engine, sess: Session, stmt: Send) -> None:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from pooltui.lang.errors import SpecRuntimeError
 from pooltui.lang.exprs import normal
-from pooltui.lang.ir import Ref
+from pooltui.lang.ir import Hold, Ref, Stmt
 from pooltui.lang.words import number
 from pooltui.sim.codes import Number
 from pooltui.sim.rng import Stream
@@ -221,3 +221,19 @@ def initial_state(tables: Tables) -> State:
         s.arrive_next.append(0)
         s.class_counts.append([0, 0, 0])
     return s
+
+
+def hold_stmt(eng: Engine, h: HoldState) -> Hold:
+    """The `hold` statement a hold executes."""
+    stmt = eng.t.bodies[h.stmt[0]][h.stmt[1]]
+    assert isinstance(stmt, Hold)
+    return stmt
+
+
+def current_stmt(eng: Engine, sess: Session) -> Stmt | None:
+    """The statement the session stands at (None past its last)."""
+    if not sess.frames:
+        return None
+    frame = sess.frames[-1]
+    body = eng.t.bodies[frame[1]]
+    return body[frame[2]] if frame[2] < len(body) else None

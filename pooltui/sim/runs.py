@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from pooltui.lang.errors import SpecRuntimeError
 from pooltui.lang.ir import Run
-from pooltui.sim import admit, grow, interpreter, members
+from pooltui.sim import members
 from pooltui.sim.codes import Number
 from pooltui.sim.state import S_RESIDENT, PoolState, Session, StageState
 from pooltui.sim.state import Hold as HoldState
@@ -90,7 +90,7 @@ def resume_run(eng: Engine, sess: Session) -> None:
         # Its run had finished when it was preempted: go on past it.
         sess.run = None
         sess.frames[-1][2] += 1
-        interpreter.proceed(eng, sess)
+        eng.proceed(sess)
         return
     eng.join_stage(sess, eng.s.stages[run.stage])
 
@@ -149,9 +149,9 @@ def serve(eng: Engine, st: StageState, sess: Session) -> str:
     # a part of what it wants, recomputes context it lost.
     full = run.kind == "decode" and take == want
     phase = run.kind if run.kind == "prefill" else ("decode" if full and want == 1 else "recompute")
-    stmt = interpreter.current_stmt(eng, sess)
+    stmt = members.current_stmt(eng, sess)
     span = stmt.span if stmt is not None else None
-    r = grow.grow_to(eng, sess, h, h.computed + take, span or admit.hold_stmt(eng, h).span, st)
+    r = eng.grow_to(sess, h, h.computed + take, span or members.hold_stmt(eng, h).span, st)
     if r == "self":
         return "self"
     if r == "rejected":

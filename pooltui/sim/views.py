@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 from pooltui.lang.exprs import normal
-from pooltui.sim import admit, blocks, interpreter, members
+from pooltui.sim import admit, blocks, members
 from pooltui.sim.engine import Engine
 from pooltui.sim.events import Event
 from pooltui.sim.snapshot import (
@@ -302,7 +302,7 @@ def build_snapshot(eng: Engine, events: list[Event], cursor: int) -> Snapshot:
     sessions = []
     for sid in sorted(s.live):
         sess = s.live[sid]
-        stmt = interpreter.current_stmt(eng, sess)
+        stmt = members.current_stmt(eng, sess)
         sessions.append(
             SessionView(
                 sess.name,
