@@ -257,16 +257,20 @@ def hold_frame(eng: Engine, sess: Session, h: HoldState) -> list[Any] | None:
 def reject(
     eng: Engine, sess: Session, h: HoldState, p: PoolState, reason: str, units: int | None = None
 ) -> None:
-    """The hold can never fit: the session is rejected (it ends)."""
-    if h.queued:
-        p.queue.remove(h)
-        h.queued = False
+    """The hold can never fit: it leaves its pool and its session at once, whole (its
+    place in the queue, its blocks, nothing cached), then the session is rejected (it
+    ends). Leaving first keeps the `reject` event's state whole: a rejected attempt may
+    have set the hold's hit as computed, and a hold neither queued nor admitted must not
+    be left behind with it."""
+    if units is None:
+        units = h.size or None
+    drop_hold(eng, sess, h)
     eng.emit(
         "reject",
         lambda: why.rejected(sess.name, p.label, reason),
         session=sess,
         pool=p,
-        units=units if units is not None else (h.size or None),
+        units=units,
         span=members.hold_stmt(eng, h).span,
         data=(("reason", reason),),
     )

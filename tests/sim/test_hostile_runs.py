@@ -1,0 +1,64 @@
+"""Issue 14, the simulator's half: valid specs that used to break an invariant, bypass a
+limit, run without bound or differ between the modes. Every expectation is worked out by
+hand from docs/language.md and docs/decisions.md (the comments show the working)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pooltui.sim import Simulation
+from tests.sim.helpers import (
+    assert_clean,
+    compile_spec,
+    ends,
+    iterations,
+    of,
+    one,
+    run_all,
+    sim_of,
+    t,
+)
+
+
+def run_fast(text: str) -> Any:
+    sim = Simulation(compile_spec(text), fast=True, history=False)
+    sim.run_headless()
+    return sim
+
+
+# ---------------------------------------------------------------- 1. a rejected re-attempt
+PREEMPTED_THEN_REJECTED = """
+stage gpu step { budget 64; seats 8; time 0.01; }
+pool kv { cap 128; block 16; admit via gpu; preempt lifo; }
+session req[3] { hold kv (computed + budget_left(gpu)) reserve (100) {
+    run gpu prefill (60); run gpu decode (40); } }
+"""
+
+
+def test_a_preempted_hold_rejected_for_passing_its_reserve_leaves_the_state_whole() -> None:
+    # 8 blocks of 16. t0: req[0] admitted with 64 (prefill 60), req[1] with the 4 left
+    # (0 + budget_left 4); req[2] does not fit. 0.01: req[0] decodes (61), req[1]
+    # prefills 56 (→ 60, 4 blocks): the pool is full. req[0] reaches 64 at 0.04; at 0.05
+    # its step needs a 5th block: lifo preempts req[1] (computed 63 → 48 cached, 3
+    # blocks). 0.06: req[1] heads the queue: computed := its entry 48, header 48 +
+    # budget_left 63 = 111 > reserve 100: rejected, and its session ends at once.
+    sim = sim_of(PREEMPTED_THEN_REJECTED)
+    events = run_all(sim)
+    assert_clean(sim)
+    p = one(events, "preempt", "req[1]")
+    assert (t(p.time), p.get("cached"), p.get("grower")) == (0.05, 48, "req[0]")
+    r = one(events, "reject", "req[1]")
+    assert (t(r.time), r.units, r.get("reason")) == (
+        0.06,
+        111,
+        "its units (111) are above its reserve (100)",
+    )
+    got = ends(events)
+    assert got["req[1]"] == (0.06, "rejected")
+    assert got["req[0]"][1] == got["req[2]"][1] == "done"
+    fast = run_fast(PREEMPTED_THEN_REJECTED)
+    assert fast.halted is None
+    assert fast.summary().done == sim.summary().done == 2
+    assert fast.summary().rejected == sim.summary().rejected == 1
+    assert fast.state.now == sim.state.now
