@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pooltui.lang.errors import SpecRuntimeError
 from pooltui.lang.ir import Expr, Hold, Run
 from pooltui.lang.words import number
 from pooltui.sim import blocks, members, runs, why
@@ -94,6 +95,10 @@ def plan_hold(eng: Engine, p: PoolState, h: HoldState, sess: Session) -> HoldPla
     reserve: Number | None = None
     if stmt.reserve is not None:
         reserve = _value(eng, stmt.reserve, sess, h, hit)
+        if reserve < 0:  # like negative units: a located error, not a rejection
+            raise SpecRuntimeError(
+                f"the reserve is {number(reserve)}, which is negative", stmt.reserve.span
+            )
     biggest = max(size, need, reserve if reserve is not None else 0)
     never: str | None = None
     if biggest > p.cap:
@@ -101,6 +106,10 @@ def plan_hold(eng: Engine, p: PoolState, h: HoldState, sess: Session) -> HoldPla
         never = f"its {what} ({number(biggest)}) is above the cap ({number(p.cap)})"
     elif reserve is not None and size > reserve:
         never = f"its units ({size}) are above its reserve ({number(reserve)})"
+    elif reserve is not None and need > reserve:
+        # vLLM refuses a request longer than max_model_len before scheduling it: the
+        # whole current sequence (`need`) must be within the reserve, not just this chunk.
+        never = f"its need ({need}) is above its reserve ({number(reserve)})"
     return HoldPlan(size, hit, need, reserve, never)
 
 

@@ -34,6 +34,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pooltui.lang.errors import SpecRuntimeError
+from pooltui.lang.exprs import to_units
 from pooltui.lang.ir import Expr, Span
 from pooltui.lang.words import number
 from pooltui.sim import (
@@ -230,11 +231,9 @@ class Engine:
         return self.t.fn(expr)(self.env.bind(sess, hold, self.s.now))
 
     def units(self, value: Number, span: Span, what: str) -> int:
-        if value < 0:
-            raise SpecRuntimeError(f"{what} is {number(value)}, which is negative", span)
-        if math.isinf(value) or math.isnan(value):
-            raise SpecRuntimeError(f"{what} is {number(value)}, not a number of units", span)
-        return math.ceil(value - 1e-9)
+        """A number of units from an expression (the language's one rule, `to_units`):
+        rounded up; negative, inf or past 2^53 is a located runtime error."""
+        return to_units(value, span, what)
 
     # ------------------------------------------------------------------ calls upward
     # A concern module calls only the modules below it (docs/architecture.md); where a

@@ -12,6 +12,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from pooltui.lang.errors import SpecRuntimeError
+from pooltui.lang.exprs import to_count
 from pooltui.lang.ir import Grow, Hold, If, Repeat, Run, Send, SetAttr, Wait
 from pooltui.lang.words import number, seconds
 from pooltui.sim import admit, grow, links, members, runs, why
@@ -108,7 +109,7 @@ def proceed(eng: Engine, sess: Session) -> None:
         elif isinstance(stmt, Repeat):
             n = eng.value_of(stmt.count, sess, innermost(sess))
             frame[2] = pc + 1
-            count = math.floor(n + 1e-9)
+            count = to_count(n, stmt.count.span, "the repeat count")
             if count > 0:
                 sess.frames.append([F_REPEAT, t.body_of[id(stmt.body)], 0, count])
         elif isinstance(stmt, If):

@@ -70,21 +70,6 @@ VALUES = {
 # A value that passes the checker but is a legitimately enormous workload: not run.
 HUGE_WORK = {("sessions", "two53"), ("repeat", "two53"), ("members", "two53")}
 
-# The run meets these through an attribute; the simulator must still turn them into
-# located runtime errors. Until it calls lang.exprs.to_units / to_count (see the report
-# of issue 14) these end as an internal error or an invariant violation.
-NEEDS_SIMULATOR = {
-    ("repeat", "inf"),
-    ("repeat", "floor_inf"),
-    ("repeat", "round_inf"),
-    ("repeat", "e400"),
-    ("repeat", "minus_inf"),
-    ("repeat", "ceil_minus_inf"),
-    ("reserve", "minus_one"),
-    ("reserve", "minus_inf"),
-    ("reserve", "ceil_minus_inf"),
-}
-
 
 def spec(**slots: str) -> str:
     return BASE.format(**{**DEFAULTS, **slots})
@@ -127,10 +112,7 @@ def _runtime_cases() -> list[object]:
     out: list[object] = []
     for slot in RUNTIME:
         for name in VALUES:
-            marks = []
-            if (slot, name) in NEEDS_SIMULATOR:
-                marks.append(pytest.mark.xfail(reason="needs the simulator (issue 14)"))
-            out.append(pytest.param(slot, name, marks=marks, id=f"{slot}-{name}"))
+            out.append(pytest.param(slot, name, id=f"{slot}-{name}"))
     return out
 
 

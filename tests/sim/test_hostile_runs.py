@@ -62,3 +62,56 @@ def test_a_preempted_hold_rejected_for_passing_its_reserve_leaves_the_state_whol
     assert fast.summary().done == sim.summary().done == 2
     assert fast.summary().rejected == sim.summary().rejected == 1
     assert fast.state.now == sim.state.now
+
+
+# ---------------------------------------------------------------- 3. need above reserve
+NEVER_FITS = """
+const MAX_MODEL_LEN = 32;
+stage gpu step { budget 8; seats 2; time 1; }
+pool kv { cap 12 * 4; block 4; evict lru; preempt lifo; queue fifo; admit via gpu; }
+session req { prompt = 40; max_tokens = 2;
+  hold kv (min(max(prompt, context + 1), computed + budget_left(gpu)))
+       need (max(prompt, context + 1)) reserve (MAX_MODEL_LEN) {
+    run gpu prefill (prompt);
+    run gpu decode (max(1, min(max_tokens, MAX_MODEL_LEN - prompt)) - 1); } }
+"""
+
+
+def test_a_request_longer_than_max_model_len_is_rejected_before_any_iteration() -> None:
+    # At enqueue (t0, no iteration: budget_left is the whole budget, 8): header
+    # min(max(40, 1), 0 + 8) = 8, need max(40, 1) = 40, reserve 32, cap 48. Nothing is
+    # above the cap and the header is within the reserve, but the whole sequence (need
+    # 40) is above max_model_len (language.md §8.5, §16): rejected at once.
+    sim = sim_of(NEVER_FITS)
+    events = run_all(sim)
+    assert_clean(sim)
+    assert [(e.moment, t(e.time)) for e in events] == [
+        ("arrive", 0), ("enqueue", 0), ("reject", 0), ("end", 0)
+    ]  # fmt: skip
+    assert events[2].get("reason") == "its need (40) is above its reserve (32)"
+    assert events[3].get("how") == "rejected"
+    assert iterations(events) == []
+
+
+# ---------------------------------------------------------------- 4. runtime numbers
+def test_a_negative_reserve_computed_at_run_time_is_a_located_error() -> None:
+    sim = sim_of("pool kv { cap 64; }\nsession s { r = -1; hold kv (1) reserve (r) { } }\n")
+    run_all(sim)
+    assert sim.violation is None
+    assert sim.error is not None
+    assert sim.error.message == "the reserve is -1, which is negative"
+    assert (sim.error.span.line, sim.error.span.col) == (2, 42)  # the `r` of reserve (r)
+
+
+def test_an_infinite_repeat_count_from_an_attribute_is_a_located_error() -> None:
+    sim = sim_of("session u { n = inf; repeat (n) { wait (1); } }\n")
+    run_all(sim)
+    assert sim.error is not None
+    assert sim.error.message.startswith("the repeat count is inf, not a whole number")
+    assert (sim.error.span.line, sim.error.span.col) == (1, 30)
+
+
+def test_units_past_two_to_the_53_are_a_located_error() -> None:
+    sim = sim_of("pool kv { cap inf; }\nsession s { u = 1e300; hold kv (u) { } }\n")
+    run_all(sim)
+    assert sim.error is not None and "at most 2^53" in sim.error.message
