@@ -188,7 +188,7 @@ def admit_in_iteration(eng: Engine, st: StageState) -> list[str]:
     admitted: list[str] = []
     for pi in st.memory:
         p = s.pools[pi]
-        while p.queue and st.budget_left > 0 and len(st.residents) < st.seats:
+        while p.queue and st.budget_left > 0 and len(st.residents) + len(st.joining) < st.seats:
             h = admit.select(eng, p)
             name = s.live[h.sid].name
             eng.admitting = h.sid

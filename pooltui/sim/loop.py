@@ -13,7 +13,7 @@ import heapq
 from typing import TYPE_CHECKING, Any
 
 from pooltui.lang.errors import SpecRuntimeError
-from pooltui.sim import admit, grow, interpreter, links, why
+from pooltui.sim import admit, grow, interpreter, links, runs, why
 from pooltui.sim.codes import P_ARRIVE, Halt
 
 if TYPE_CHECKING:
@@ -126,6 +126,8 @@ def settle(eng: Engine) -> None:
             if p.waiting_grows and grow.retry_grows(eng, p):
                 moved = True
         for st in s.stages:
+            if st.joining and runs.seat_joiners(eng, st):
+                moved = True
             if st.kind == "step" and not st.busy and eng.start_iteration(st):
                 moved = True
         if rounds > 100_000:  # pragma: no cover - a bug guard, not a spec error

@@ -14,7 +14,7 @@ from pooltui.lang.errors import SpecRuntimeError
 from pooltui.lang.ir import Run
 from pooltui.sim import members
 from pooltui.sim.codes import Number
-from pooltui.sim.state import S_RESIDENT, PoolState, Session, StageState
+from pooltui.sim.state import S_RESIDENT, S_SEAT_WAIT, PoolState, Session, StageState
 from pooltui.sim.state import Hold as HoldState
 from pooltui.sim.state import Run as RunState
 
@@ -59,8 +59,30 @@ def start_run(eng: Engine, sess: Session, stmt: Run) -> bool:
     if (stmt.kind == "prefill" and h.computed >= n) or (stmt.kind == "decode" and n == 0):
         return False
     sess.run = RunState(eng.s.stages.index(st), stmt.kind, n, h)
-    eng.join_stage(sess, st)
+    take_seat(eng, sess, st)
     return True
+
+
+def take_seat(eng: Engine, sess: Session, st: StageState) -> None:
+    """A run joins its stage, or, when the stage's seats are full (or others already wait
+    for one), waits for a seat, first come first served (docs/decisions.md)."""
+    if st.joining or len(st.residents) >= st.seats:
+        st.joining.append(sess.sid)
+        sess.state = S_SEAT_WAIT
+        sess.waiting_for = f"waiting for a seat on {st.label}"
+        return
+    eng.join_stage(sess, st)
+
+
+def seat_joiners(eng: Engine, st: StageState) -> bool:
+    """Runs waiting for a seat join, in the order they asked, while seats are free
+    (at settle). True when one joined."""
+    moved = False
+    while st.joining and len(st.residents) < st.seats:
+        sess = eng.s.live[st.joining.pop(0)]
+        eng.join_stage(sess, st)
+        moved = True
+    return moved
 
 
 def join_stage(eng: Engine, sess: Session, st: StageState) -> None:
@@ -92,7 +114,7 @@ def resume_run(eng: Engine, sess: Session) -> None:
         sess.frames[-1][2] += 1
         eng.proceed(sess)
         return
-    eng.join_stage(sess, eng.s.stages[run.stage])
+    take_seat(eng, sess, eng.s.stages[run.stage])
 
 
 def leave_stage(eng: Engine, sess: Session) -> None:
@@ -102,6 +124,8 @@ def leave_stage(eng: Engine, sess: Session) -> None:
     st = eng.s.stages[sess.run.stage]
     if sess.sid in st.residents:
         st.residents.remove(sess.sid)
+    if sess.sid in st.joining:
+        st.joining.remove(sess.sid)
     if sess.sid in st.scheduled:
         st.scheduled.remove(sess.sid)
     sess.run = None

@@ -29,6 +29,7 @@ S_RESIDENT = "resident"
 S_GROW_WAIT = "grow-wait"
 S_SLEEPING = "sleeping"
 S_SENDING = "sending"
+S_SEAT_WAIT = "seat-wait"  # its run waits for a seat on a full step stage
 S_DONE = "done"
 S_REJECTED = "rejected"
 
@@ -223,6 +224,7 @@ class StageState:
         "iter_start",
         "iteration",
         "jobs",
+        "joining",
         "kind",
         "label",
         "lanes",
@@ -248,6 +250,7 @@ class StageState:
         self.whole = False
         self.exclusive = False
         self.residents: list[int] = []  # sids, by admission order of the run's hold
+        self.joining: list[int] = []  # sids whose run waits for a seat, in asking order
         self.memory: list[int] = []  # global pool members served, declaration order
         self.busy = False
         self.planning = False

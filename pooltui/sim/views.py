@@ -31,6 +31,7 @@ from pooltui.sim.state import (
     S_GROW_WAIT,
     S_QUEUED,
     S_RESIDENT,
+    S_SEAT_WAIT,
     S_SENDING,
     S_SLEEPING,
     Hold,
@@ -191,7 +192,7 @@ def _session_state(eng: Engine, sess: Session) -> str:
         return f"resident of {st.label} ({sess.run.kind})"
     if sess.state == S_GROW_WAIT:
         return sess.waiting_for or "waiting to grow"
-    if sess.state in (S_SLEEPING, S_SENDING):
+    if sess.state in (S_SLEEPING, S_SENDING, S_SEAT_WAIT):
         return sess.waiting_for
     return sess.state
 

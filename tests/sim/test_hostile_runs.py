@@ -115,3 +115,62 @@ def test_units_past_two_to_the_53_are_a_located_error() -> None:
     sim = sim_of("pool kv { cap inf; }\nsession s { u = 1e300; hold kv (u) { } }\n")
     run_all(sim)
     assert sim.error is not None and "at most 2^53" in sim.error.message
+
+
+# ---------------------------------------------------------------- 2. seats for every run
+SEATS_OF_ANOTHER_POOL = """
+stage gpu step { budget 64; seats 1; time 0.01; }
+pool kv { }
+session req[2] { hold kv (10) { run gpu prefill (10); } }
+"""
+
+
+def test_a_run_on_a_full_stage_waits_for_a_seat() -> None:
+    # kv has no `admit via`: it admits both holds at t0's settle. req[0]'s run takes
+    # gpu's one seat; req[1]'s run finds it taken and waits. gpu: req[0] prefills 10 at
+    # t0 (ends 0.01, req[0] ends); the seat is free, req[1] joins: prefill at 0.01.
+    sim = sim_of(SEATS_OF_ANOTHER_POOL)
+    events = run_all(sim)
+    assert_clean(sim)
+    assert [(t(r["time"]), r["scheduled"]) for r in iterations(events)] == [
+        (0, (("req[0]", "prefill", 10),)),
+        (0.01, (("req[1]", "prefill", 10),)),
+    ]
+    assert ends(events) == {"req[0]": (0.01, "done"), "req[1]": (0.02, "done")}
+
+
+def test_a_session_waiting_for_a_seat_says_so() -> None:
+    sim = sim_of(SEATS_OF_ANOTHER_POOL)
+    while sim.step() is not None:
+        if sim.events[sim.cursor].moment == "iteration":
+            break
+    state = {s.name: s.state for s in sim.snapshot().sessions}
+    assert state["req[1]"] == "waiting for a seat on gpu"
+
+
+REJOIN = """
+stage gpu step { budget 64; seats 1; time 1; }
+pool kv { cap 64; block 4; admit via gpu; }
+session a { hold kv (8) { run gpu prefill (8); wait (0.5); run gpu decode (1); } }
+session b { arrive at (1); hold kv (8) { run gpu prefill (8); run gpu decode (2); } }
+"""
+
+
+def test_seat_requests_are_served_in_the_order_they_were_made() -> None:
+    # t0: a is admitted and prefills 8 (ends t1), then sleeps until 1.5 holding kv.
+    # t1: b arrives; the seat is free: b is admitted and prefills (ends t2).
+    # 1.5: a's decode finds the seat taken: it waits. t2: b's prefill ends; its decode
+    # asks for a seat after a did: a decodes at t2 (ends t3, a ends), then b at t3, t4.
+    sim = sim_of(REJOIN)
+    events = run_all(sim)
+    assert_clean(sim)
+    assert [(t(r["time"]), r["scheduled"], r["admitted"]) for r in iterations(events)] == [
+        (0, (("a", "prefill", 8),), ("a",)),
+        (1, (("b", "prefill", 8),), ("b",)),
+        (2, (("a", "decode", 1),), ()),
+        (3, (("b", "decode", 1),), ()),
+        (4, (("b", "decode", 1),), ()),
+    ]
+    assert ends(events) == {"a": (3, "done"), "b": (5, "done")}
+    fast = run_fast(REJOIN)
+    assert fast.halted is None and fast.state.now == 5
