@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import math
 import sys
 import time
@@ -82,23 +81,8 @@ class RunProgress:
 
 
 def trace_line(ev: Event) -> str:
-    """One event as strict JSON (what `Event.to_json` writes, byte for byte), with a
-    non-finite number written as the string "inf", "-inf" or "nan": JSON has none."""
-    d = ev.to_dict()
-    try:
-        return json.dumps(d, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    except ValueError:
-        return json.dumps(_finite(d), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-
-
-def _finite(x: Any) -> Any:
-    if isinstance(x, float) and not math.isfinite(x):
-        return "nan" if x != x else ("inf" if x > 0 else "-inf")
-    if isinstance(x, dict):
-        return {k: _finite(v) for k, v in x.items()}
-    if isinstance(x, list | tuple):
-        return [_finite(v) for v in x]
-    return x
+    """One event as the trace writes it: `Event.to_json`, strict JSON ("inf" for inf)."""
+    return ev.to_json()
 
 
 def inputs(spec: str, program: Program | None) -> list[tuple[str, str]]:

@@ -11,6 +11,7 @@ by `why`.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,8 +83,27 @@ class Event:
         return d
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), separators=(",", ":"), ensure_ascii=False)
+        """The trace line: strict JSON (JSON has no inf or NaN, so a non-finite number is
+        written as the string "inf", "-inf" or "nan")."""
+        d = self.to_dict()
+        try:
+            return json.dumps(d, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        except ValueError:
+            return json.dumps(
+                _finite(d), separators=(",", ":"), ensure_ascii=False, allow_nan=False
+            )
 
     def describe(self) -> str:
         """One line for logs: `12.500s #42 admit: why`."""
         return f"{self.time:.6g}s #{self.index} {self.moment}: {self.why}"
+
+
+def _finite(x: Any) -> Any:
+    """`x` with every non-finite float written as a string."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return "nan" if x != x else ("inf" if x > 0 else "-inf")
+    if isinstance(x, dict):
+        return {k: _finite(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [_finite(v) for v in x]
+    return x

@@ -24,6 +24,7 @@ from pooltui.sim.state import (
     F_REPEAT,
     F_TOP,
     S_ACTIVE,
+    S_FOREVER,
     S_DONE,
     S_REJECTED,
     S_SENDING,
@@ -102,9 +103,16 @@ def proceed(eng: Engine, sess: Session) -> None:
             secs = eng.value_of(stmt.seconds, sess, innermost(sess))
             if secs < 0 or math.isnan(secs):
                 raise SpecRuntimeError(f"wait of {number(secs)} seconds", stmt.span)
+            until = eng.s.now + secs
+            if math.isinf(until):
+                # It sleeps forever: no wake (the clock never jumps to inf); it keeps
+                # what it holds and the run may end with it still live.
+                sess.state = S_FOREVER
+                sess.waiting_for = "sleeping forever (a wait of inf seconds)"
+                return
             sess.state = S_SLEEPING
-            sess.waiting_for = f"sleeping until {seconds(eng.s.now + secs)}"
-            eng.push(eng.s.now + secs, P_WAKE, sess.sid, "wake", sess.sid)
+            sess.waiting_for = f"sleeping until {seconds(until)}"
+            eng.push(until, P_WAKE, sess.sid, "wake", sess.sid)
             return
         elif isinstance(stmt, Repeat):
             n = eng.value_of(stmt.count, sess, innermost(sess))

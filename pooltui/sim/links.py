@@ -17,7 +17,7 @@ from pooltui.lang.ir import Send
 from pooltui.lang.words import number
 from pooltui.sim import blocks, members, why
 from pooltui.sim.codes import P_LINK
-from pooltui.sim.state import S_SENDING, Entry, Job, PoolState, Session, StageState
+from pooltui.sim.state import S_FOREVER, S_SENDING, Entry, Job, PoolState, Session, StageState
 
 if TYPE_CHECKING:
     from pooltui.sim.engine import Engine
@@ -106,13 +106,26 @@ def submit(eng: Engine, lk: StageState, job: Job) -> None:
         start_job(eng, lk, job)
     else:
         lk.waiting_jobs.append(job)
+        sess = eng.s.live.get(job.sid) if job.kind == "send" else None
+        if sess is not None:
+            sess.waiting_for = f"sending on {lk.label} (waiting for a lane)"
 
 
 def start_job(eng: Engine, lk: StageState, job: Job) -> None:
     now = eng.s.now
     job.start = now
-    job.end = now + job.work / lk.rate
+    # inf work is never done, whatever the rate (inf / inf included); finite work on an
+    # inf rate takes no time.
+    job.end = math.inf if math.isinf(job.work) else now + job.work / lk.rate
     lk.jobs.append(job)
+    if math.isinf(job.end):
+        # It holds its lane forever and never lands: nothing to schedule (the clock never
+        # jumps to inf). A session sending it sleeps forever.
+        sess = eng.s.live.get(job.sid) if job.kind == "send" else None
+        if sess is not None:
+            sess.state = S_FOREVER
+            sess.waiting_for = f"sending forever on {lk.label} (work {number(job.work)})"
+        return
     eng.push(job.end, P_LINK, eng.s.stages.index(lk), "link", eng.s.stages.index(lk), job)
 
 

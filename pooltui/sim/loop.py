@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from pooltui.lang.errors import SpecRuntimeError
 from pooltui.sim import admit, grow, interpreter, links, runs, why
 from pooltui.sim.codes import P_ARRIVE, Halt
+from pooltui.sim.state import S_FOREVER
 
 if TYPE_CHECKING:
     from pooltui.sim.engine import Engine
@@ -59,9 +60,9 @@ def advance(eng: Engine) -> bool:
             s.settled = True
             settle(eng)
         elif not heap:
-            if s.live:
+            if any(sess.state != S_FOREVER for sess in s.live.values()):
                 deadlock(eng)
-            else:
+            else:  # nobody left, or only sessions that sleep forever (still live)
                 s.finished = True
                 return False
         else:
@@ -80,10 +81,15 @@ def advance(eng: Engine) -> bool:
 
 
 def is_over(eng: Engine) -> bool:
-    """Nothing more can happen: finished, or nothing scheduled and nobody left (a last
-    settle could only fail a check), whether or not a step has looked past the end."""
+    """Nothing more can happen: finished, or nothing scheduled and nobody left but
+    sessions that sleep forever (a last settle could only fail a check), whether or not a
+    step has looked past the end."""
     s = eng.s
-    return s.finished or (not s.heap and not s.live and (s.settled or not eng.t.checks))
+    if s.finished:
+        return True
+    if s.heap or not (s.settled or not eng.t.checks):
+        return False
+    return all(sess.state == S_FOREVER for sess in s.live.values())
 
 
 def advance_clock(eng: Engine, t: float) -> None:

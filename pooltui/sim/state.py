@@ -30,6 +30,7 @@ S_GROW_WAIT = "grow-wait"
 S_SLEEPING = "sleeping"
 S_SENDING = "sending"
 S_SEAT_WAIT = "seat-wait"  # its run waits for a seat on a full step stage
+S_FOREVER = "forever"  # a wait (or a send) that never ends: it never wakes
 S_DONE = "done"
 S_REJECTED = "rejected"
 

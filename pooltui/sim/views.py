@@ -28,6 +28,7 @@ from pooltui.sim.snapshot import (
     StageView,
 )
 from pooltui.sim.state import (
+    S_FOREVER,
     S_GROW_WAIT,
     S_QUEUED,
     S_RESIDENT,
@@ -192,7 +193,7 @@ def _session_state(eng: Engine, sess: Session) -> str:
         return f"resident of {st.label} ({sess.run.kind})"
     if sess.state == S_GROW_WAIT:
         return sess.waiting_for or "waiting to grow"
-    if sess.state in (S_SLEEPING, S_SENDING, S_SEAT_WAIT):
+    if sess.state in (S_SLEEPING, S_SENDING, S_SEAT_WAIT, S_FOREVER):
         return sess.waiting_for
     return sess.state
 

@@ -174,3 +174,94 @@ def test_seat_requests_are_served_in_the_order_they_were_made() -> None:
     assert ends(events) == {"a": (3, "done"), "b": (5, "done")}
     fast = run_fast(REJOIN)
     assert fast.halted is None and fast.state.now == 5
+
+
+# ---------------------------------------------------------------- 5. sleeping forever
+def test_a_session_that_sleeps_forever_ends_the_run_cleanly_and_stays_live() -> None:
+    # s holds 1 unit of kv and sleeps forever: no wake is scheduled. t arrives at 2,
+    # sleeps 1 s, ends at 3. Then nothing is left to happen: the run is over at t=3 (not
+    # inf), s still live and still holding its unit, no deadlock.
+    sim = sim_of(
+        "pool kv { cap 64; }\n"
+        "session s { hold kv (1) { wait (inf); } }\n"
+        "session t { arrive at (2); wait (1); }\n"
+    )
+    events = run_all(sim)
+    assert_clean(sim)
+    assert sim.finished
+    assert [(e.moment, e.session, t(e.time)) for e in events] == [
+        ("arrive", "s", 0), ("enqueue", "s", 0), ("admit", "s", 0),
+        ("arrive", "t", 2), ("wake", "t", 3), ("end", "t", 3),
+    ]  # fmt: skip
+    r = sim.summary()
+    assert (r.time, r.live, r.done) == (3, 1, 1)
+    assert r.pools[0].allocated == 1
+    assert {s.name: s.state for s in sim.snapshot().sessions}["s"] == (
+        "sleeping forever (a wait of inf seconds)"
+    )
+
+
+def test_a_session_queued_behind_a_sleeper_is_a_deadlock() -> None:
+    sim = sim_of(
+        "pool kv { cap 16; }\n"
+        "session s { hold kv (16) { wait (inf); } }\n"
+        "session t { arrive at (2); hold kv (1) { } }\n"
+    )
+    events = run_all(sim)
+    d = one(events, "deadlock")
+    assert t(d.time) == 2 and d.others == ("s", "t")
+    assert dict(d.get("waits"))["s"] == "sleeping forever (a wait of inf seconds)"
+    assert sim.halted is not None and sim.halted.startswith("deadlock")
+
+
+def test_inf_work_never_lands_whatever_the_rate() -> None:
+    # inf work on an inf rate (inf / inf) and on a finite one: both senders sleep
+    # forever, each holding its link's lane; nothing else is left: a clean end at t=0.
+    sim = sim_of(
+        "stage pcie link { rate inf; }\nstage slow link { rate 10; }\n"
+        "session s { send pcie (inf); }\nsession u { send slow (inf); }\n"
+    )
+    events = run_all(sim)
+    assert_clean(sim)
+    assert [e.moment for e in events] == ["arrive", "send", "arrive", "send"]
+    assert sim.summary().live == 2 and sim.state.now == 0
+
+
+def test_a_send_behind_a_job_that_never_ends_is_a_deadlock() -> None:
+    sim = sim_of(
+        "stage pcie link { rate inf; }\n"
+        "session s { send pcie (inf); }\nsession v { send pcie (5); }\n"
+    )
+    events = run_all(sim)
+    d = one(events, "deadlock")
+    assert dict(d.get("waits"))["v"] == "sending on pcie (waiting for a lane)"
+
+
+SPILL_FOREVER = """
+stage gpu step { budget 64; time 1; }
+stage pcie link { rate 100; }
+pool hbm { cap 16; block 4; admit via gpu; spill dram via pcie (inf) when (size >= 4); }
+pool dram { cap 64; block 4; }
+session a { hold hbm (16) { run gpu prefill (16); } }
+session b { arrive at (5); hold hbm (16) { run gpu prefill (16); } }
+"""
+
+
+def test_a_spill_of_inf_work_never_lands_and_the_clock_stays_finite() -> None:
+    # a prefills 16 at t0 (ends t1) and caches 16. b, at 5, evicts them: a spill of inf
+    # work starts on pcie and never lands. b prefills at 5, ends at 6: the run ends at 6.
+    sim = sim_of(SPILL_FOREVER)
+    events = run_all(sim)
+    assert_clean(sim)
+    spill = one(events, "spill")
+    assert t(spill.time) == 5 and spill.get("work") == float("inf")
+    assert of(events, "spilled") == []
+    assert sim.state.now == 6
+    assert '"work":"inf"' in spill.to_json()
+
+
+def test_event_json_is_strict() -> None:
+    from pooltui.sim.events import Event
+
+    line = Event(0, 0.0, "wake", "w", data=(("x", float("inf")), ("y", (float("-inf"), 1)))).to_json()
+    assert line == '{"i":0,"t":0.0,"moment":"wake","x":"inf","y":["-inf",1],"why":"w"}'
