@@ -35,7 +35,7 @@ from typing import Any
 
 from pooltui.lang.errors import SpecRuntimeError
 from pooltui.lang.exprs import to_units
-from pooltui.lang.ir import Expr, Span
+from pooltui.lang.ir import ArriveEvery, Attr, Draw, Expr, Span
 from pooltui.lang.words import number
 from pooltui.sim import (
     blocks,
@@ -55,42 +55,174 @@ from pooltui.sim.rng import stream_key
 from pooltui.sim.snapshot import Violation
 from pooltui.sim.state import Entry, PoolState, Session, StageState, State
 from pooltui.sim.state import Hold as HoldState
-from pooltui.sim.tables import Tables
+from pooltui.sim.tables import SessionDecl, Tables
 
 __all__ = ["Engine", "Env", "Halt", "Schedule", "Stats", "StopReplay"]
 
 
-class Schedule:
-    """Arrival times of every session, computed once per program (not simulation state).
+# How a class's arrivals are produced (`Schedule`).
+A_EVERY = 0  # `arrive every`: each time is the last plus session i's gap, drawn when due
+A_SAME = 1  # `arrive at` reading no draw and no column: one time for every session
+A_LAZY = 2  # `arrive at` whose times are non-decreasing by index: evaluated when due
+A_SORTED = 3  # any other `arrive at`: every time computed once and sorted
+MAX_SORTED = 10_000_000  # sessions of one class an unsorted `arrive at` may have
+LAST_ARRIVAL_PASS = 1_000_000  # drawn `every` gaps summed for `last_arrival`, at most
 
-    Per class: a list of (time, index, stream counter after the arrival draw, stream key),
-    sorted."""
+
+def _reads_row_or_draw(expr: object) -> bool:
+    """Whether an arrival expression reads a draw or a column (else it is one number)."""
+    if isinstance(expr, Draw | Attr):
+        return True
+    for name in getattr(expr, "__slots__", ()):
+        value = getattr(expr, name, None)
+        if isinstance(value, tuple):
+            if any(_reads_row_or_draw(v) for v in value):
+                return True
+        elif (
+            value is not None
+            and not isinstance(value, str | int | float)
+            and _reads_row_or_draw(value)
+        ):
+            return True
+    return False
+
+
+class Schedule:
+    """How each class's sessions arrive: not simulation state, shared by every replay.
+
+    Arrivals are produced one at a time, when the previous one of the class is due (the
+    heap holds one per class), so a class of a billion sessions starts at once and costs
+    nothing until its sessions arrive. What is pending lives in the state: the class's
+    position (`State.arrive_next`) and, on the heap, the next arrival's (index, counter).
+    Only an `arrive at` whose times are not in index order needs them all first
+    (`A_SORTED`, at most MAX_SORTED sessions: a located error above)."""
 
     def __init__(self, tables: Tables) -> None:
-        self.per_class: list[list[tuple[float, int, int, int]]] = []
-        seed = tables.program.seed
-        env = Env(None)
+        self.tables = tables
+        self.seed = tables.program.seed
+        self.env = Env(None)
+        self.mode: list[int] = []
+        self.count: list[int] = []
+        self.same: list[float] = []  # A_SAME: the time
+        self.times: list[array[float]] = []  # A_SORTED: times in arrival order
+        self.order: list[array[int]] = []  # A_SORTED: the index of each
+        self.last: list[float | None] = []  # the last arrival, when known
+        self._last: float | bool | None = False  # `last_arrival`, once computed
         for sd in tables.sessions:
-            times: list[tuple[float, int, int, int]] = []
-            t = 0.0
-            rows = sd.ir.source.rows if sd.ir.source is not None else None
-            for i in range(sd.ir.count):
-                session = Session(-1, sd.order, i, "", stream_key(seed, sd.ir.name, i))
-                if rows is not None:
-                    session.attrs = dict(zip(sd.columns, rows[i], strict=False))
-                value = sd.arrive(env.bind(session, None, 0.0))
-                span = sd.ir.arrive.span
-                if not isinstance(value, int | float) or math.isnan(value) or value < 0:
-                    what = "gap" if sd.every else "arrival time"
-                    raise SpecRuntimeError(
-                        f"{sd.ir.name}[{i}]: the {what} is {number(value)}, not a time ≥ 0", span
-                    )
-                if math.isinf(value):
-                    raise SpecRuntimeError(f"{sd.ir.name}[{i}]: the arrival time is inf", span)
-                t = t + value if sd.every else float(value)
-                times.append((float(t), i, session.counter, session.rng_key))
-            times.sort()
-            self.per_class.append(times)
+            self._add(sd)
+
+    @classmethod
+    def empty(cls, tables: Tables) -> Schedule:
+        """No arrivals at all (a simulation halted before its start)."""
+        sched = cls.__new__(cls)
+        sched.tables = tables
+        sched.seed = tables.program.seed
+        sched.env = Env(None)
+        sched.mode = [A_SAME for _ in tables.sessions]
+        sched.count = [0 for _ in tables.sessions]
+        sched.same = [0.0 for _ in tables.sessions]
+        sched.times = [array("d") for _ in tables.sessions]
+        sched.order = [array("q") for _ in tables.sessions]
+        sched.last = [None for _ in tables.sessions]
+        sched._last = None
+        return sched
+
+    def _add(self, sd: SessionDecl) -> None:
+        n = sd.ir.count
+        self.count.append(n)
+        self.same.append(0.0)
+        self.times.append(array("d"))
+        self.order.append(array("q"))
+        self.last.append(None)
+        c = len(self.mode)
+        expr = sd.ir.arrive.gap if isinstance(sd.ir.arrive, ArriveEvery) else sd.ir.arrive.at
+        if sd.every:
+            self.mode.append(A_EVERY)
+            return
+        if not _reads_row_or_draw(expr):
+            self.mode.append(A_SAME)
+            if n:
+                self.same[c] = self.last[c] = self.value(c, 0, 0.0)[0]
+            return
+        if n > MAX_SORTED:
+            raise SpecRuntimeError(
+                f"{sd.ir.name}: `arrive at` of {n:,} sessions whose times are drawn or read "
+                f"from a source must be computed and sorted before the run, which is done for "
+                f"at most {MAX_SORTED:,} sessions: use `arrive every`, or fewer sessions",
+                sd.ir.arrive.span,
+            )
+        # Every time, checked; in index order already (a trace's timestamps), they are
+        # evaluated again when due and nothing is kept.
+        times = array("d", (self.value(c, i, 0.0)[0] for i in range(n)))
+        monotone = all(times[i] <= times[i + 1] for i in range(n - 1))
+        self.last[c] = max(times) if n else None
+        if monotone:
+            self.mode.append(A_LAZY)
+            return
+        self.mode.append(A_SORTED)
+        order = sorted(range(n), key=times.__getitem__)  # stable: ties by index
+        self.order[c] = array("q", order)
+        self.times[c] = array("d", (times[i] for i in order))
+
+    def value(self, c: int, index: int, before: float) -> tuple[float, int]:
+        """Session `index` of class c: its arrival time (`before` + its gap for `every`)
+        and its stream's counter after the arrival expression's draws."""
+        sd = self.tables.sessions[c]
+        session = Session(-1, sd.order, index, "", stream_key(self.seed, sd.ir.name, index))
+        if sd.ir.source is not None:
+            session.attrs = dict(zip(sd.columns, sd.ir.source.rows[index], strict=False))
+        value = sd.arrive(self.env.bind(session, None, 0.0))
+        span = sd.ir.arrive.span
+        if not isinstance(value, int | float) or math.isnan(value) or value < 0:
+            what = "gap" if sd.every else "arrival time"
+            raise SpecRuntimeError(
+                f"{sd.ir.name}[{index}]: the {what} is {number(value)}, not a time ≥ 0", span
+            )
+        t = before + value if sd.every else float(value)
+        if math.isinf(t):
+            raise SpecRuntimeError(f"{sd.ir.name}[{index}]: the arrival time is inf", span)
+        return float(t), session.counter
+
+    def arrival(self, c: int, pos: int, before: float) -> tuple[float, int, int]:
+        """The class's pos-th arrival: (time, index, counter). `before` is the time of the
+        class's previous arrival (`every` adds a gap to it)."""
+        mode = self.mode[c]
+        if mode == A_SORTED:
+            index = self.order[c][pos]
+            return self.times[c][pos], index, self.value(c, index, 0.0)[1]
+        if mode == A_SAME:
+            return self.same[c], pos, 0
+        t, counter = self.value(c, pos, before)
+        return t, pos, counter
+
+    def last_arrival(self) -> float | None:
+        """When the last session is due (a progress bar's end), if it can be known cheaply:
+        None when some class's gaps are drawn over more than LAST_ARRIVAL_PASS sessions."""
+        if self._last is False:
+            self._last = self._last_arrival()
+        return None if isinstance(self._last, bool) else self._last
+
+    def _last_arrival(self) -> float | None:
+        best: float | None = None
+        for c, sd in enumerate(self.tables.sessions):
+            n = self.count[c]
+            last = self.last[c]
+            if self.mode[c] == A_EVERY and n:
+                assert isinstance(sd.ir.arrive, ArriveEvery)
+                drawn = _reads_row_or_draw(sd.ir.arrive.gap)
+                if n > LAST_ARRIVAL_PASS and drawn:
+                    return None
+                gap = self.value(c, 0, 0.0)[0]
+                if n > LAST_ARRIVAL_PASS:
+                    last = gap * n
+                else:
+                    t = 0.0
+                    for i in range(n):
+                        t = self.value(c, i, t)[0] if drawn else t + gap
+                    last = t
+            if last is not None:
+                best = last if best is None else max(best, last)
+        return best
 
 
 class Stats:

@@ -18,14 +18,15 @@ from pooltui.lang.words import number, seconds
 from pooltui.sim import admit, grow, links, members, runs, why
 from pooltui.sim.codes import P_WAKE
 from pooltui.sim.members import innermost
+from pooltui.sim.rng import stream_key
 from pooltui.sim.state import (
     F_HOLD,
     F_PLAIN,
     F_REPEAT,
     F_TOP,
     S_ACTIVE,
-    S_FOREVER,
     S_DONE,
+    S_FOREVER,
     S_REJECTED,
     S_SENDING,
     S_SLEEPING,
@@ -36,16 +37,14 @@ if TYPE_CHECKING:
     from pooltui.sim.engine import Engine
 
 
-def arrive(eng: Engine, c: int) -> None:
-    """The next session of class `c` arrives (and its class's next arrival is scheduled)."""
+def arrive(eng: Engine, c: int, index: int, counter: int) -> None:
+    """Session `index` of class `c` arrives, its stream at `counter` (past the draws of
+    its arrival); its class's next arrival is scheduled."""
     s = eng.s
     sd = eng.t.sessions[c]
-    pos = s.arrive_next[c]
-    _t, index, counter, key = eng.sched.per_class[c][pos]
-    s.arrive_next[c] = pos + 1
-    if pos + 1 < len(eng.sched.per_class[c]):
-        eng.push_arrival(c)
+    eng.push_arrival(c)
     name = f"{sd.ir.name}[{index}]" if (sd.ir.family or sd.ir.source) else sd.ir.name
+    key = stream_key(eng.sched.seed, sd.ir.name, index)
     sess = Session(sd.sid_base + index, c, index, name, key)
     sess.counter = counter
     if sd.ir.source is not None:

@@ -32,18 +32,30 @@ def push(
 
 
 def push_arrival(eng: Engine, c: int) -> None:
-    """Schedule class `c`'s next arrival (one at a time: the heap stays small)."""
+    """Schedule class `c`'s next arrival, if it has one, computed now: one per class on
+    the heap at a time, so the heap stays small and a class of any size costs nothing
+    until its sessions arrive. At one instant classes go in declaration order (`sub`);
+    a class's own sessions come one after another."""
     s = eng.s
     pos = s.arrive_next[c]
-    t, index = eng.sched.per_class[c][pos][:2]
-    push(eng, t, P_ARRIVE, c * 1_000_000_000 + index, "arrive", c)
+    if pos >= eng.sched.count[c]:
+        return
+    # The previous arrival of the class is the one being processed now (`every` adds a
+    # gap to its time).
+    t, index, counter = eng.sched.arrival(c, pos, s.now if pos else 0.0)
+    s.arrive_next[c] = pos + 1
+    push(eng, t, P_ARRIVE, c, "arrive", c, (index, counter))
 
 
 def start(eng: Engine) -> None:
     """Put each class's first arrival on the heap."""
-    for c, times in enumerate(eng.sched.per_class):
-        if times:
+    s = eng.s
+    try:
+        for c in range(len(eng.t.sessions)):
             push_arrival(eng, c)
+    except SpecRuntimeError as exc:
+        s.error = exc.diagnostic()
+        s.halted = f"runtime error: {exc.message}"
 
 
 def advance(eng: Engine) -> bool:
@@ -114,7 +126,7 @@ def process(eng: Engine, item: tuple[Any, ...]) -> None:
         if sess is not None:
             interpreter.wake(eng, sess)
     elif kind == "arrive":
-        interpreter.arrive(eng, item[5])
+        interpreter.arrive(eng, item[5], item[6][0], item[6][1])
 
 
 def settle(eng: Engine) -> None:

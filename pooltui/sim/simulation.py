@@ -67,7 +67,7 @@ class Simulation:
         try:
             self.schedule = Schedule(self.tables)
         except SpecRuntimeError as exc:
-            self.schedule = _empty_schedule(self.tables)
+            self.schedule = Schedule.empty(self.tables)
             state.halted = f"runtime error: {exc.message}"
             state.error = exc.diagnostic()
         from pooltui.sim.fast import FastEngine
@@ -342,9 +342,3 @@ class Simulation:
 
     def trace_lines(self) -> list[str]:
         return [e.to_json() for e in self._events]
-
-
-def _empty_schedule(tables: Tables) -> Schedule:
-    sched = Schedule.__new__(Schedule)
-    sched.per_class = [[] for _ in tables.sessions]
-    return sched

@@ -327,7 +327,7 @@ class State:
         self.next_hold = 1
         self.next_admit = 0
         self.next_enq = 0
-        self.arrive_next: list[int] = []  # per class: position in the arrival schedule
+        self.arrive_next: list[int] = []  # per class: arrivals put on the heap so far
         self.class_counts: list[list[int]] = []  # per class: [arrived, done, rejected]
         self.counters: dict[str, int] = {
             "preemptions": 0,

@@ -80,7 +80,6 @@ def summarize(eng: Engine) -> RunSummary:
         )
         for p in s.pools
     )
-    times = [t[-1][0] for t in eng.sched.per_class if t]
     return RunSummary(
         s.now,
         s.n_events,
@@ -100,5 +99,5 @@ def summarize(eng: Engine) -> RunSummary:
         classes,
         pools,
         s.halted,
-        max(times) if times else None,
+        eng.sched.last_arrival(),
     )

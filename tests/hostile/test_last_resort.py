@@ -128,12 +128,16 @@ def test_reproducer_trace_onto_the_spec(tmp_path: Path) -> None:
     assert path.read_text() == text
 
 
-@pytest.mark.skip(reason="needs lazy arrivals in the simulator (issue 14): today the "
-                  "arrival schedule of 10^9 sessions is built before the run starts")  # fmt: skip
 def test_reproducer_a_billion_sessions(tmp_path: Path) -> None:
     path = tmp_path / "b.pool"
-    path.write_text("pool kv { cap 64; }\nsession req[1000000000] { hold kv (1) { wait (1); } }\n")
-    assert_clean(sub(["run", str(path), "-q", "--events", "1000"]))
+    for arrive in ("", "arrive every (draw exponential(1));"):
+        path.write_text(
+            f"pool kv {{ cap 64; }}\nsession req[1000000000] {{ {arrive} "
+            "hold kv (1) { wait (1); } }\n"
+        )
+        o = sub(["run", str(path), "-q", "--events", "1000"])
+        assert_clean(o)
+        assert o.code == 0 and "1,000 events" in o.out, o.text()
 
 
 @pytest.mark.skip(reason="needs the simulator (issue 14): statements that never move the "

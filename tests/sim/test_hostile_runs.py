@@ -4,7 +4,6 @@ hand from docs/language.md and docs/decisions.md (the comments show the working)
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from pooltui.sim import Simulation
@@ -263,5 +262,77 @@ def test_a_spill_of_inf_work_never_lands_and_the_clock_stays_finite() -> None:
 def test_event_json_is_strict() -> None:
     from pooltui.sim.events import Event
 
-    line = Event(0, 0.0, "wake", "w", data=(("x", float("inf")), ("y", (float("-inf"), 1)))).to_json()
+    line = Event(
+        0, 0.0, "wake", "w", data=(("x", float("inf")), ("y", (float("-inf"), 1)))
+    ).to_json()
     assert line == '{"i":0,"t":0.0,"moment":"wake","x":"inf","y":["-inf",1],"why":"w"}'
+
+
+# ---------------------------------------------------------------- 6. lazy arrivals
+def _arrivals(events: list[Any]) -> list[tuple[str, float, int]]:
+    return [(e.session, t(e.time), e.get("serial")) for e in events if e.moment == "arrive"]
+
+
+def test_every_adds_each_gap_to_the_last_arrival() -> None:
+    sim = sim_of("session s[3] { arrive every (2); wait (1); }\n")
+    assert _arrivals(run_all(sim)) == [("s[0]", 2, 0), ("s[1]", 4, 1), ("s[2]", 6, 2)]
+
+
+def test_arrive_at_from_a_trace_out_of_order_arrives_by_time(tmp_path: Any) -> None:
+    # Rows t = 3, 1, 2, 1: by time, ties by row: s[1] and s[3] at 1, s[2] at 2, s[0] at 3.
+    (tmp_path / "x.csv").write_text("t\n3\n1\n2\n1\n")
+    sim = Simulation(compile_spec('session s from "x.csv" { arrive at (t); }\n', tmp_path))
+    assert _arrivals(run_all(sim)) == [
+        ("s[1]", 1, 0),
+        ("s[3]", 1, 1),
+        ("s[2]", 2, 2),
+        ("s[0]", 3, 3),
+    ]
+
+
+def test_arrive_at_from_a_trace_in_order_arrives_by_row(tmp_path: Any) -> None:
+    (tmp_path / "x.csv").write_text("t\n1\n2\n2\n5\n")
+    sim = Simulation(compile_spec('session s from "x.csv" { arrive at (t * 2); }\n', tmp_path))
+    assert _arrivals(run_all(sim)) == [
+        ("s[0]", 2, 0),
+        ("s[1]", 4, 1),
+        ("s[2]", 4, 2),
+        ("s[3]", 10, 3),
+    ]
+
+
+def test_two_classes_at_one_instant_arrive_by_declaration_then_index() -> None:
+    sim = sim_of("session a[2] { wait (1); }\nsession b[2] { arrive at (0); wait (1); }\n")
+    assert _arrivals(run_all(sim))[:4] == [
+        ("a[0]", 0, 0),
+        ("a[1]", 0, 1),
+        ("b[0]", 0, 2),
+        ("b[1]", 0, 3),
+    ]
+
+
+def test_a_billion_sessions_start_at_once() -> None:
+    sim = Simulation(
+        compile_spec("session s[1000000000] { arrive every (1); wait (0.5); }\n"), history=False
+    )
+    sim.run_headless(events=9)  # s[i] arrives at i + 1, wakes and ends at i + 1.5
+    assert sim.state.counters["arrived"] == 3 and len(sim.state.heap) <= 3
+    assert sim.summary().last_arrival == 1e9
+
+
+def test_an_unsorted_arrival_of_too_many_sessions_is_a_located_error() -> None:
+    sim = sim_of("session s[10000001] { arrive at (draw real(0, 1)); wait (1); }\n")
+    assert sim.error is not None and "at most 10,000,000 sessions" in sim.error.message
+    assert (sim.error.span.line, sim.error.span.col) == (1, 23)
+    assert sim.step() is None
+
+
+def test_a_bad_gap_later_in_a_class_is_a_located_error_when_it_is_due(tmp_path: Any) -> None:
+    # s[0]'s gap is 1, s[1]'s is -1: s[0] arrives at 1; computing s[1]'s arrival stops
+    # the run, located at its `arrive` clause.
+    (tmp_path / "x.csv").write_text("g\n1\n-1\n")
+    sim = Simulation(compile_spec('session s from "x.csv" { arrive every (g); }\n', tmp_path))
+    run_all(sim)
+    assert sim.error is not None
+    assert sim.error.message == "s[1]: the gap is -1, not a time ≥ 0"
+    assert (sim.error.span.line, sim.error.span.col) == (1, 26)
