@@ -15,6 +15,10 @@ P_LINK = 1
 P_WAKE = 2
 P_ARRIVE = 3
 
+# The livelock guard: this many events at one instant with no session arriving or ending,
+# or this many statements in a row without an event, is a runtime error (decisions.md).
+MAX_STILL = 1_000_000
+
 # What one admission attempt did.
 ADMITTED, BLOCKED, REJECTED = 1, 0, -1
 

@@ -35,8 +35,8 @@ from typing import Any
 
 from pooltui.lang.errors import SpecRuntimeError
 from pooltui.lang.exprs import to_units
-from pooltui.lang.ir import ArriveEvery, Attr, Draw, Expr, Span
-from pooltui.lang.words import number
+from pooltui.lang.ir import NO_SPAN, ArriveEvery, Attr, Draw, Expr, Span
+from pooltui.lang.words import number, seconds
 from pooltui.sim import (
     blocks,
     grow,
@@ -48,7 +48,7 @@ from pooltui.sim import (
     members,
     runs,
 )
-from pooltui.sim.codes import Halt, Number, StopReplay
+from pooltui.sim.codes import MAX_STILL, Halt, Number, StopReplay
 from pooltui.sim.events import Event
 from pooltui.sim.members import Env
 from pooltui.sim.rng import stream_key
@@ -225,6 +225,19 @@ class Schedule:
         return best
 
 
+def livelock(eng: Engine, span: Span | None, session: Session | None) -> None:
+    """MAX_STILL events at one instant and nobody arrived or ended: the spec loops without
+    moving (a `repeat` of `wait (0)`, say). A located runtime error, at what the looping
+    event comes from."""
+    if span is None and session is not None:
+        span = eng.t.sessions[session.cls].ir.span
+    raise SpecRuntimeError(
+        f"{eng.still_limit:,} events at t={seconds(eng.s.now)} without the clock moving or a "
+        "session arriving or ending: the spec loops without progress (a livelock)",
+        span if span is not None else NO_SPAN,
+    )
+
+
 class Stats:
     """Figures for `pooltui run`'s summary. Not simulation state: replays keep their own.
     Samples are packed doubles: 24 bytes per finished session for the three of them."""
@@ -257,6 +270,7 @@ class Engine:
         self.keep = True  # append events to `events` (headless runs stream them instead)
         self.admitting = -1  # the session being admitted in an iteration (transient)
         self.stop_after: int | None = None
+        self.still_limit = MAX_STILL  # the livelock guard's N (a test may lower it)
         self.env = Env(self)
         self.on_event: Callable[[Event], None] | None = None
         self.pool_base: list[int] = []
@@ -310,6 +324,8 @@ class Engine:
         """Record one event, right after the state change it describes."""
         s = self.s
         index = s.n_events
+        if index - s.progress >= self.still_limit:
+            livelock(self, span, session)
         s.n_events += 1
         if self.record:
             sid_of, cls_of = None, None

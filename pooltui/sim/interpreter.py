@@ -52,6 +52,7 @@ def arrive(eng: Engine, c: int, index: int, counter: int) -> None:
     sess.serial = s.next_serial
     s.next_serial += 1
     sess.arrived = s.now
+    s.progress = s.n_events
     sess.frames.append([F_TOP, sd.body_id, 0, None])
     s.live[sess.sid] = sess
     s.counters["arrived"] += 1
@@ -71,8 +72,16 @@ def arrive(eng: Engine, c: int, index: int, counter: int) -> None:
 def proceed(eng: Engine, sess: Session) -> None:
     """Execute statements until the session blocks or ends."""
     t = eng.t
+    s = eng.s
     sess.state = S_ACTIVE
+    seen = s.n_events
+    still = 0  # statements since the last event (the livelock guard)
+    limit = eng.still_limit
     while sess.frames:
+        if s.n_events != seen:
+            seen = s.n_events
+            still = 0
+        still += 1
         frame = sess.frames[-1]
         body = t.bodies[frame[1]]
         pc = frame[2]
@@ -81,6 +90,12 @@ def proceed(eng: Engine, sess: Session) -> None:
                 return
             continue
         stmt = body[pc]
+        if still > limit:
+            raise SpecRuntimeError(
+                f"{limit:,} statements in a row without an event: the session loops "
+                "without doing anything the simulation can see (a livelock)",
+                stmt.span,
+            )
         if isinstance(stmt, SetAttr):
             sess.attrs[stmt.name] = eng.value_of(stmt.value, sess, innermost(sess))
             frame[2] = pc + 1
@@ -154,6 +169,7 @@ def end_session(eng: Engine, sess: Session, how: str) -> None:
     sess.state = S_DONE if how == "done" else S_REJECTED
     s.live.pop(sess.sid, None)
     s.counters["ended"] += 1
+    s.progress = s.n_events
     cc = s.class_counts[sess.cls]
     if how == "done":
         cc[1] += 1

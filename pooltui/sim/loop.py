@@ -112,6 +112,7 @@ def advance_clock(eng: Engine, t: float) -> None:
             p.area += p.allocated * p.block * (t - p.area_t)
             p.area_t = t
         s.now = t
+        s.progress = s.n_events
 
 
 def process(eng: Engine, item: tuple[Any, ...]) -> None:

@@ -304,6 +304,7 @@ class State:
         "next_serial",
         "now",
         "pools",
+        "progress",
         "seq",
         "settled",
         "stages",
@@ -320,6 +321,7 @@ class State:
         self.error: Any = None  # a Diagnostic
         self.violation: Any = None  # a Violation
         self.n_events = 0
+        self.progress = 0  # n_events at the last clock move, arrival or end (livelock guard)
         self.pools: list[PoolState] = []
         self.stages: list[StageState] = []
         self.live: dict[int, Session] = {}

@@ -336,3 +336,46 @@ def test_a_bad_gap_later_in_a_class_is_a_located_error_when_it_is_due(tmp_path: 
     assert sim.error is not None
     assert sim.error.message == "s[1]: the gap is -1, not a time ≥ 0"
     assert (sim.error.span.line, sim.error.span.col) == (1, 26)
+
+
+# ---------------------------------------------------------------- 7. the livelock guard
+def _guarded(text: str, limit: int) -> Any:
+    sim = sim_of(text)
+    sim.engine.still_limit = limit  # the guard's N is 1,000,000; a smaller one runs fast
+    return sim
+
+
+def test_events_at_one_instant_without_progress_are_a_livelock() -> None:
+    # s arrives (event #0: progress), then wait (0) wakes at once, again and again: events
+    # #1 … #999 are wakes at t=0. Recording event #1000 would make 1000 events since the
+    # arrival with the clock still: a located error at the `wait (0)` that loops.
+    sim = _guarded("session s { repeat (1e15) { wait (0); } }\n", 1000)
+    sim.run(until=5)
+    assert sim.error is not None
+    assert sim.error.message.startswith("1,000 events at t=0s without the clock moving")
+    assert (sim.error.span.line, sim.error.span.col) == (1, 29)
+    assert len(sim.events) == 1000 and sim.events[-1].moment == "wake"
+
+
+def test_statements_without_an_event_are_a_livelock() -> None:
+    sim = _guarded("session s { repeat (1e15) { x = 1; } }\n", 1000)
+    run_all(sim)
+    assert sim.error is not None
+    assert sim.error.message.startswith("1,000 statements in a row without an event")
+    assert (sim.error.span.line, sim.error.span.col) == (1, 29)
+    assert [e.moment for e in sim.events] == ["arrive"]
+
+
+def test_a_large_burst_at_one_instant_is_not_a_livelock() -> None:
+    # 2,000 sessions at t=0, each: arrive, 3 wakes of wait (0), end. 10,000 events at one
+    # instant, but never more than 5 between an arrival or an end.
+    sim = _guarded("session s[2000] { repeat (3) { wait (0); } }\n", 1000)
+    sim.run()
+    assert sim.error is None and sim.finished
+    assert sim.summary().done == 2000 and len(sim.events) == 10_000
+
+
+def test_a_long_loop_that_moves_the_clock_is_not_a_livelock() -> None:
+    sim = _guarded("session s { repeat (3000) { wait (0.001); } }\n", 1000)
+    sim.run()
+    assert sim.error is None and sim.summary().done == 1
