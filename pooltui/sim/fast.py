@@ -94,6 +94,10 @@ class FastEngine(Engine):
         self.fusable = timeless and not tables.checks and not spills
         self.pool_fifo = [pd.queue_keys is None for pd in tables.pools]
         self.lazy = [Lazy() for _ in self.s.stages]  # by global stage member
+        # Where the run will be cut (`--until`): a fused stretch never runs past it, so
+        # the cut finds the state the per-event mode has there.
+        self.horizon = math.inf
+        self.scheduled_saved: list[list[int]] = []  # `write_out` keeps `scheduled` here
 
     def lz(self, st: StageState) -> Lazy:
         return self.lazy[self.stage_base[st.decl] + st.member]
@@ -254,25 +258,37 @@ class FastEngine(Engine):
             lz.plain.pop(victim.sid, None)
         super().preempt(h, grower, p, need)
 
-    def write_out(self) -> list[tuple[HoldState, RunState, int, int, int, int]]:
+    def write_out(self) -> list[tuple[HoldState, RunState, int, int, int, int, int, str]]:
         """Write every steady resident's figures into its hold and run (to look at them);
-        `restore` puts the lazy ones back."""
+        `restore` puts the lazy ones back. A steady resident in an iteration in flight
+        shows the one decode token it takes there, as the per-event mode has it."""
         saved = []
+        self.scheduled_saved = [list(st.scheduled) for st in self.s.stages]
         for st in self.s.stages:
-            for sid in self.lz(st).steady:
+            lz = self.lz(st)
+            for sid in lz.steady:
                 sess = self.s.live[sid]
                 run = sess.run
                 assert run is not None
                 h = run.h
-                saved.append((h, run, h.computed, h.context, h.size, run.steps))
+                saved.append(
+                    (h, run, h.computed, h.context, h.size, run.steps, run.tokens, run.phase)
+                )
                 computed, size, steps = self.steady_values(st, sess)
                 h.computed, h.context, h.size, run.steps = computed, computed, size, steps
+                if st.busy and lz.fused == 1:
+                    run.tokens, run.phase = 1, "decode"
+                    st.scheduled.append(sid)
         return saved
 
-    @staticmethod
-    def restore(saved: list[tuple[HoldState, RunState, int, int, int, int]]) -> None:
-        for h, run, c, x, z, n in saved:
+    def restore(
+        self, saved: list[tuple[HoldState, RunState, int, int, int, int, int, str]]
+    ) -> None:
+        for h, run, c, x, z, n, tokens, phase in saved:
             h.computed, h.context, h.size, run.steps = c, x, z, n
+            run.tokens, run.phase = tokens, phase
+        for st, scheduled in zip(self.s.stages, self.scheduled_saved, strict=True):
+            st.scheduled = scheduled
 
     def check_invariants(self) -> Violation | None:
         # Steady residents' holds are checked with the figures they stand for.
@@ -381,7 +397,10 @@ class FastEngine(Engine):
             admitted = iterations.admit_in_iteration(self, st)
         finally:
             st.planning = False
-        pure = not st.scheduled and not admitted and self.fusable
+        # Fused iterations are one action: a run cut after its N-th event (`--events`)
+        # could stop inside them (and a stretch launched before another stage's event at
+        # the same instant would count iterations the per-event mode has not started).
+        pure = not st.scheduled and not admitted and self.fusable and self.stop_after is None
         fused = self.fusion_length(st) if pure else 1
         lz.fused = fused
         return iterations.launch_iteration(
@@ -440,7 +459,12 @@ class FastEngine(Engine):
         avail = {pi: blocks.available(s.pools[pi]) for pi in st.memory}
         buckets = lz.buckets
         single = len(st.memory) == 1
-        while k < fused and t < next_due:
+        # Each fused iteration starts strictly before the next action and ends by the cut:
+        # the per-event mode, cut at `until`, has every iteration that started by then,
+        # the last one still in flight; a stretch that ran past it would have counted
+        # iterations (and taken blocks) that never started, or computed in bulk what the
+        # per-event mode has only planned.
+        while k < fused and t < next_due and t + duration <= self.horizon:
             d = lz.dcount + k
             if single:
                 pi = st.memory[0]

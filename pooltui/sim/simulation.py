@@ -13,6 +13,7 @@ state only by asking the engine to advance (and by restoring checkpoints).
 from __future__ import annotations
 
 import bisect
+import math
 import pickle
 from collections.abc import Callable, Sequence
 
@@ -140,6 +141,19 @@ class Simulation:
 
     def run(self, until: float | None = None, events: int | None = None) -> None:
         """Step until simulated time would pass `until`, `events` more events, a halt or the end."""
+        from pooltui.sim.fast import FastEngine
+
+        eng = self.engine
+        if isinstance(eng, FastEngine) and until is not None:
+            eng.horizon = until  # fused iterations stop at the cut (see run_headless)
+            try:
+                self._run(until, events)
+            finally:
+                eng.horizon = math.inf
+            return
+        self._run(until, events)
+
+    def _run(self, until: float | None, events: int | None) -> None:
         n = 0
         while events is None or n < events:
             if until is not None:
@@ -169,6 +183,7 @@ class Simulation:
 
         if isinstance(eng, FastEngine):  # nothing records or checks events: lean paths
             eng.lean = on_event is None and not eng.invariants and events is None
+            eng.horizon = until if until is not None else math.inf
         s = eng.s
         steps = 0
         eng.stop_after = events
@@ -189,6 +204,7 @@ class Simulation:
             eng.stop_after = None
             if isinstance(eng, FastEngine):
                 eng.lean = False
+                eng.horizon = math.inf
 
     def _next_time(self) -> float:
         s = self.engine.s
