@@ -97,7 +97,8 @@ class Schedule:
     Only an `arrive at` whose times are not in index order needs them all first
     (`A_SORTED`, at most MAX_SORTED sessions: a located error above)."""
 
-    def __init__(self, tables: Tables) -> None:
+    def __init__(self, tables: Tables, *, empty: bool = False) -> None:
+        """`empty`: no arrivals at all (a simulation halted before its start)."""
         self.tables = tables
         self.seed = tables.program.seed
         self.env = Env(None)
@@ -109,26 +110,10 @@ class Schedule:
         self.last: list[float | None] = []  # the last arrival, when known
         self._last: float | bool | None = False  # `last_arrival`, once computed
         for sd in tables.sessions:
-            self._add(sd)
+            self._add(sd, empty)
 
-    @classmethod
-    def empty(cls, tables: Tables) -> Schedule:
-        """No arrivals at all (a simulation halted before its start)."""
-        sched = cls.__new__(cls)
-        sched.tables = tables
-        sched.seed = tables.program.seed
-        sched.env = Env(None)
-        sched.mode = [A_SAME for _ in tables.sessions]
-        sched.count = [0 for _ in tables.sessions]
-        sched.same = [0.0 for _ in tables.sessions]
-        sched.times = [array("d") for _ in tables.sessions]
-        sched.order = [array("q") for _ in tables.sessions]
-        sched.last = [None for _ in tables.sessions]
-        sched._last = None
-        return sched
-
-    def _add(self, sd: SessionDecl) -> None:
-        n = sd.ir.count
+    def _add(self, sd: SessionDecl, empty: bool) -> None:
+        n = 0 if empty else sd.ir.count
         self.count.append(n)
         self.same.append(0.0)
         self.times.append(array("d"))
@@ -139,7 +124,7 @@ class Schedule:
         if sd.every:
             self.mode.append(A_EVERY)
             return
-        if not _reads_row_or_draw(expr):
+        if not n or not _reads_row_or_draw(expr):
             self.mode.append(A_SAME)
             if n:
                 self.same[c] = self.last[c] = self.value(c, 0, 0.0)[0]
@@ -199,7 +184,10 @@ class Schedule:
         """When the last session is due (a progress bar's end), if it can be known cheaply:
         None when some class's gaps are drawn over more than LAST_ARRIVAL_PASS sessions."""
         if self._last is False:
-            self._last = self._last_arrival()
+            try:
+                self._last = self._last_arrival()
+            except SpecRuntimeError:  # a bad gap: the run says so when it is due
+                self._last = None
         return None if isinstance(self._last, bool) else self._last
 
     def _last_arrival(self) -> float | None:

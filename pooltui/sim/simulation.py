@@ -68,7 +68,7 @@ class Simulation:
         try:
             self.schedule = Schedule(self.tables)
         except SpecRuntimeError as exc:
-            self.schedule = Schedule.empty(self.tables)
+            self.schedule = Schedule(self.tables, empty=True)
             state.halted = f"runtime error: {exc.message}"
             state.error = exc.diagnostic()
         from pooltui.sim.fast import FastEngine

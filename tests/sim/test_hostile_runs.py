@@ -335,6 +335,7 @@ def test_a_bad_gap_later_in_a_class_is_a_located_error_when_it_is_due(tmp_path: 
     run_all(sim)
     assert sim.error is not None
     assert sim.error.message == "s[1]: the gap is -1, not a time ≥ 0"
+    assert sim.summary().last_arrival is None  # the summary never raises it
     assert (sim.error.span.line, sim.error.span.col) == (1, 26)
 
 
