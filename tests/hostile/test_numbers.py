@@ -67,8 +67,9 @@ VALUES = {
     "ceil_minus_inf": "ceil(-inf)",
     "square_big": "(9007199254740992 * 9007199254740992 * 9007199254740992)",
 }
-# A value that passes the checker but is a legitimately enormous workload: not run.
-HUGE_WORK = {("sessions", "two53"), ("repeat", "two53"), ("members", "two53")}
+# A value that passes the checker but is a legitimately enormous workload: not run. (2^53
+# sessions are run: arrivals are produced when due, so the run starts at once.)
+HUGE_WORK = {("repeat", "two53"), ("members", "two53")}
 
 
 def spec(**slots: str) -> str:
