@@ -147,6 +147,20 @@ def test_a_session_waiting_for_a_seat_says_so() -> None:
     assert state["req[1]"] == "waiting for a seat on gpu"
 
 
+def test_a_run_waiting_for_a_seat_that_never_frees_is_named_in_the_deadlock() -> None:
+    # a holds gpu's one seat with a whole prefill of 8 that never fits a budget of 4; b's
+    # run waits for the seat. Nothing can move: a deadlock at t0 that says so for each.
+    sim = sim_of(
+        "stage gpu step { budget 4; seats 1; prefill whole; time 1; }\npool kv { }\n"
+        "session a { hold kv (8) { run gpu prefill (8); } }\n"
+        "session b { hold kv (1) { run gpu prefill (1); } }\n"
+    )
+    d = one(run_all(sim), "deadlock")
+    waits = dict(d.get("waits"))
+    assert waits["b"] == "waiting for a seat on gpu"
+    assert waits["a"].startswith("is a resident of gpu that cannot take its tokens")
+
+
 REJOIN = """
 stage gpu step { budget 64; seats 1; time 1; }
 pool kv { cap 64; block 4; admit via gpu; }
