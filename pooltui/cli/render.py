@@ -17,16 +17,46 @@ from pooltui.cli.output import OutputError, atomic_text, check_target, emit
 from pooltui.lang.words import seconds
 
 
-def run_tui(spec: str) -> int:
+def run_tui(spec: str, **run: Any) -> int:
+    """Open the debugger (`run` goes to `App.run`: tests pass headless=True)."""
     from pooltui.tui.app import PoolApp
 
     app = PoolApp.from_spec(spec)
-    result = app.run()
+    result, said = run_quietly(app, **run)
     if app.compile_error is not None and app.sim is None:
         # Leave the errors on the terminal too, as `pooltui check` prints them.
         print(app.compile_error, file=sys.stderr)
         return 1
+    if said is not None:
+        print(said, file=sys.stderr)
+        return 1
     return int(result or 0)
+
+
+def run_quietly(app: Any, **run: Any) -> tuple[Any, str | None]:
+    """Run a Textual app so that nothing it would print on its way out (Textual's own
+    traceback of a failure no guard caught) reaches the terminal: return its result and,
+    if it printed anything, one line that says what went wrong."""
+    import io
+
+    from rich.console import Console
+
+    buffer = io.StringIO()
+    app.error_console = Console(file=buffer, markup=False, highlight=False, width=400)
+    result = app.run(**run)
+    return result, last_words(buffer.getvalue())
+
+
+def last_words(printed: str) -> str | None:
+    """One line for what a Textual app printed on exit: our own message as it is; of a
+    traceback, its last line (`Type: message`)."""
+    lines = [line.strip(" │╰╯─") for line in printed.splitlines()]
+    lines = [line for line in lines if line.strip()]
+    if not lines:
+        return None
+    if lines[0].startswith("pooltui:"):
+        return lines[0]
+    return f"pooltui: internal error: {lines[-1][:300]} (this is a bug in pooltui; please report it with the spec)"
 
 
 def parse_size(text: str) -> tuple[int, int]:
@@ -80,7 +110,8 @@ def render_app(
         if app.debugger is not None and app.snapshot is not None:
             from pooltui.tui.widgets.eventlog import EventLog
 
-            app.debugger.query_one(EventLog).scroll_to_index(app.snapshot.event_index)
+            for log in app.debugger.query(EventLog):
+                log.scroll_to_index(app.snapshot.event_index)
             await pilot.pause(0.05)
         await pilot.wait_for_scheduled_animations()
         await pilot.pause()
@@ -89,7 +120,18 @@ def render_app(
         shot.append(place_leading_spaces(svg))
         app.exit(0)
 
-    app.run(headless=True, auto_pilot=auto_pilot, size=size)
+    async def guarded_pilot(pilot: Pilot[Any]) -> None:
+        try:
+            await auto_pilot(pilot)
+        except Exception as exc:  # said in one line below, never a traceback
+            app.failures.append(f"render: {type(exc).__name__}: {exc}")
+        app.exit(0)
+
+    _, said = run_quietly(app, headless=True, auto_pilot=guarded_pilot, size=size)
+    if said is not None:
+        raise RenderFailed(said)
+    if app.failures:
+        raise RenderFailed(f"pooltui render: internal error: {app.failures[0]}"[:400])
     if shot:  # written outside the app, so a failure is the command's, in one line
         with atomic_text(output) as f:
             f.write(shot[0])
@@ -125,6 +167,10 @@ def place_leading_spaces(svg: str) -> str:
 def _cell_count(fragment: str) -> int:
     """Characters of an SVG text fragment, counting each entity as one."""
     return len(re.sub(r"&[#a-zA-Z0-9]+;", "x", fragment))
+
+
+class RenderFailed(Exception):
+    """The debugger failed while drawing the screenshot (its one line)."""
 
 
 def run_render(args: argparse.Namespace) -> int:
@@ -166,6 +212,9 @@ def run_render(args: argparse.Namespace) -> int:
         )
     except OutputError as exc:
         print(f"pooltui render: {exc}", file=sys.stderr)
+        return 1
+    except RenderFailed as exc:
+        print(str(exc), file=sys.stderr)
         return 1
     if app.sim is None:
         # The screenshot shows the errors; the terminal gets them as `check` prints them.

@@ -123,6 +123,7 @@ class PoolApp(App[int]):
         self.frames_applied = 0
         self.failures: list[str] = []  # every handler that failed: "where: Type: message"
         self._failed = False  # the current stop is a failure of pooltui itself
+        self._failed_seq = -1
         self.ended = False  # the simulation has reached its end (or halted): no more events
 
     @classmethod
@@ -133,12 +134,18 @@ class PoolApp(App[int]):
 
     # ----------------------------------------------------------------- lifecycle
     def on_mount(self) -> None:
-        self.theme_changed_signal.subscribe(self, self._on_theme_changed)
-        self._resolve_palette()
-        if self.sim is None:
-            self.push_screen(CompileErrorScreen(self.spec, self.compile_error or "unknown error"))
-            return
-        self._open_debugger()
+        try:
+            self.theme_changed_signal.subscribe(self, self._on_theme_changed)
+            self._resolve_palette()
+            if self.sim is None:
+                self.push_screen(
+                    CompileErrorScreen(self.spec, self.compile_error or "unknown error")
+                )
+                return
+            self._open_debugger()
+        except Exception as exc:  # nothing to show it in: leave with one line, no traceback
+            self.failures.append(f"PoolApp.on_mount: {type(exc).__name__}: {exc}")
+            self.exit(1, message=start_failure(exc))
 
     def _open_debugger(self) -> None:
         assert self.sim is not None
@@ -292,6 +299,7 @@ class PoolApp(App[int]):
         status bar and the Details tab (no traceback); the app keeps running."""
         self.failures.append(f"{where}: {type(error).__name__}: {error}")
         self._applied = self._issued  # nothing waits for a frame that will not come
+        self._failed_seq = self._issued  # frames of commands sent before do not hide it
         self.running = False
         self.stop = f"internal error ({where}): {type(error).__name__}: {error}"
         self.stop_kind = "error"
@@ -336,12 +344,13 @@ class PoolApp(App[int]):
             self._applied = max(self._applied, frame.seq)
             if frame.seq >= self._issued:
                 self.running = False
-            self.stop = frame.stop
-            self.stop_kind = frame.stop_kind
-            self.error_text = frame.error_text
+            if not (self._failed and frame.seq <= self._failed_seq):
+                self.stop = frame.stop
+                self.stop_kind = frame.stop_kind
+                self.error_text = frame.error_text
             if frame.breakpoints is not None:
                 self._merge_hits(frame.breakpoints)
-        else:
+        elif not self._failed:
             self.stop = None
         self.watch_values = frame.watches
         if screen is None or not screen.is_mounted:
@@ -509,6 +518,14 @@ class PoolApp(App[int]):
         screen.query_one(QueuePanel).palette = self.palette
         screen.query_one(StagesPanel).palette = self.palette
         screen.query_one(WatchesPanel).palette = self.palette
+
+
+def start_failure(error: BaseException) -> str:
+    """The one line `pooltui SPEC` prints when the debugger cannot even open."""
+    return (
+        f"pooltui: internal error: the debugger could not open: {type(error).__name__}: "
+        f"{error} (this is a bug in pooltui; please report it with the spec)"
+    )
 
 
 def _bindings(bindings: Iterable[BindingType]) -> list[Binding]:

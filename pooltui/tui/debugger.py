@@ -20,7 +20,15 @@ from textual.widgets import Footer, Static, TabbedContent, TabPane
 
 from pooltui.sim.snapshot import Snapshot
 from pooltui.tui.driver import SimLike
-from pooltui.tui.messages import ChangeSpeed, ClearInspection, Drive, InspectBlock, Pause, guarded
+from pooltui.tui.messages import (
+    ChangeSpeed,
+    ClearInspection,
+    Drive,
+    InspectBlock,
+    Pause,
+    guarded,
+    guarded_compose,
+)
 from pooltui.tui.prose import reflow
 from pooltui.tui.screens import BreakpointsScreen, GotoScreen, WatchesScreen
 from pooltui.tui.widgets.blockmap import BlockMapView
@@ -115,6 +123,7 @@ class DebuggerScreen(Screen[None]):
         self.compile_expression = compile_expression
         self._bindings_key: tuple[bool, ...] = ()
 
+    @guarded_compose
     def compose(self) -> ComposeResult:
         yield Static(id="status")
         with Horizontal(id="top"):
@@ -148,6 +157,7 @@ class DebuggerScreen(Screen[None]):
                     yield Static("Click a block or a session to inspect it.", id="details-body")
         yield Footer()
 
+    @guarded
     def on_mount(self) -> None:
         self.query_one(EventLog).focus()
 

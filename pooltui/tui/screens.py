@@ -16,7 +16,7 @@ from textual.widgets import DataTable, Footer, Input, Static
 from pooltui.sim.events import MOMENTS
 from pooltui.tui.breakpoints import BreakpointError, BreakpointSet
 from pooltui.tui.driver import parse_goto
-from pooltui.tui.messages import BreakpointsChanged, Reload, WatchesChanged
+from pooltui.tui.messages import BreakpointsChanged, Reload, WatchesChanged, guarded_compose
 
 
 def binding_rows(groups: Iterable[tuple[str, Iterable[Binding]]], key_style: Style) -> Text:
@@ -76,6 +76,7 @@ class HelpScreen(ModalScreen[None]):
         super().__init__()
         self.groups = groups
 
+    @guarded_compose
     def compose(self) -> ComposeResult:
         with VerticalScroll() as scroll:
             scroll.border_title = "Keys (esc closes)"
@@ -105,6 +106,7 @@ class GotoScreen(ModalScreen[tuple[str, float] | None]):
     GotoScreen #goto-error { color: $error; height: auto; }
     """
 
+    @guarded_compose
     def compose(self) -> ComposeResult:
         with Vertical() as box:
             box.border_title = "Go to"
@@ -180,6 +182,7 @@ class BreakpointsScreen(ExpressionScreen):
         self.breakpoints = breakpoints
         self.parse = parse
 
+    @guarded_compose
     def compose(self) -> ComposeResult:
         with Vertical() as box:
             box.border_title = "Breakpoints"
@@ -292,6 +295,7 @@ class WatchesScreen(ExpressionScreen):
         self.watches = watches
         self.compile_watch = compile_watch
 
+    @guarded_compose
     def compose(self) -> ComposeResult:
         with Vertical() as box:
             box.border_title = "Watches"
@@ -368,6 +372,7 @@ class CompileErrorScreen(Screen[None]):
         self.spec = spec
         self.text = text
 
+    @guarded_compose
     def compose(self) -> ComposeResult:
         yield Static(f"{self.spec} does not compile", id="error-title", markup=False)
         with VerticalScroll():

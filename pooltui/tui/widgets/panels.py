@@ -21,6 +21,7 @@ from pooltui.sim.events import Event
 from pooltui.sim.snapshot import PoolView, Snapshot, StageView, Violation
 from pooltui.tui.colors import Palette, contrast_text, dimmed_hex, on, rank_glyph, session_hex
 from pooltui.tui.driver import WatchValue
+from pooltui.tui.messages import SafeRender, guarded_compose
 from pooltui.tui.widgets.blockmap import BlockMapView
 
 Number = int | float
@@ -214,7 +215,7 @@ def pool_legend(pool: PoolView, lines: int, palette: Palette, marks: tuple[str, 
     return text
 
 
-class PoolCard(Vertical):
+class PoolCard(SafeRender, Vertical):
     """One pool member: a header with its bar and invariant status, then its block map
     (or, for `cap inf`, nothing more: the bar says it all), then a legend of who holds
     what."""
@@ -237,6 +238,7 @@ class PoolCard(Vertical):
         self.legend = Static(classes="pool-legend")
         self._map_height: int | None = None
 
+    @guarded_compose
     def compose(self) -> ComposeResult:
         yield self.head
         if self.map is not None:
@@ -302,7 +304,7 @@ def _safe(label: str) -> str:
     return label.replace("[", "-").replace("]", "")
 
 
-class PoolsPanel(VerticalScroll):
+class PoolsPanel(SafeRender, VerticalScroll):
     """Every pool member, in declaration order. Redraws when the app sets `snapshot`,
     `palette` (on a theme change) or `inspected` (the block shown in Details)."""
 
@@ -367,7 +369,7 @@ def waited(seconds: float) -> str:
     return f"{seconds:.0f}s"
 
 
-class QueuePanel(VerticalScroll):
+class QueuePanel(SafeRender, VerticalScroll):
     """Waiting holds of every pool, in selection order. Redraws when the app sets
     `snapshot`."""
 
@@ -376,6 +378,7 @@ class QueuePanel(VerticalScroll):
     snapshot: reactive[Snapshot | None] = reactive(None, always_update=True, repaint=False)
     palette: reactive[Palette] = reactive(Palette, repaint=False)
 
+    @guarded_compose
     def compose(self) -> ComposeResult:
         yield Static(id="queue-body")
 
@@ -493,13 +496,14 @@ def stage_text(stage: StageView, palette: Palette) -> Text:
     return text
 
 
-class StagesPanel(VerticalScroll):
+class StagesPanel(SafeRender, VerticalScroll):
     """Every stage: a step's iteration, budget and residents; a link's jobs. Redraws when
     the app sets `snapshot`."""
 
     snapshot: reactive[Snapshot | None] = reactive(None, always_update=True, repaint=False)
     palette: reactive[Palette] = reactive(Palette, repaint=False)
 
+    @guarded_compose
     def compose(self) -> ComposeResult:
         yield Static(id="stages-body")
 
@@ -543,7 +547,7 @@ def watches_text(values: Iterable[WatchValue], palette: Palette) -> Text:
     return text
 
 
-class WatchesPanel(Static):
+class WatchesPanel(SafeRender, Static):
     """The watches' values at the current event; redraws when the app sets `values`."""
 
     values: reactive[tuple[WatchValue, ...]] = reactive((), always_update=True, repaint=False)
