@@ -316,6 +316,7 @@ class PoolApp(App[int]):
         text = failure_text(self.stop or "", Style(color=self.palette.error))
         set_text(screen.query_one("#details-body", Static), text, wrap=True)
         screen.query_one(TabbedContent).active = "details"
+        screen.show_view("side")
 
     # ----------------------------------------------------------------- frames
     @guarded
@@ -455,6 +456,7 @@ class PoolApp(App[int]):
             return
         if switch:
             screen.query_one(TabbedContent).active = "details"
+            screen.show_view("side")
 
     # ----------------------------------------------------------------- breakpoints, watches
     def names(self) -> Names:

@@ -10,15 +10,20 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+from rich.style import Style
+from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.command import DiscoveryHit, Hit, Hits, Provider
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import Footer, Static, TabbedContent, TabPane
+from textual.widgets import Footer, Static, Tab, TabbedContent, TabPane, Tabs
 
+from pooltui.sim.events import Event
 from pooltui.sim.snapshot import Snapshot
+from pooltui.tui.colors import session_hex
 from pooltui.tui.driver import SimLike
 from pooltui.tui.messages import (
     ChangeSpeed,
@@ -33,8 +38,29 @@ from pooltui.tui.prose import reflow
 from pooltui.tui.screens import BreakpointsScreen, GotoScreen, WatchesScreen
 from pooltui.tui.widgets.blockmap import BlockMapView
 from pooltui.tui.widgets.eventlog import EventLog
-from pooltui.tui.widgets.panels import PoolsPanel, QueuePanel, StagesPanel, WatchesPanel
+from pooltui.tui.widgets.panels import (
+    PoolsPanel,
+    QueuePanel,
+    StagesPanel,
+    WatchesPanel,
+    set_text,
+)
 from pooltui.tui.widgets.source import SourceView
+
+
+def why_text(event: Event | None) -> Text:
+    """The why line: `#index moment session: why`, all of it."""
+    text = Text()
+    if event is None:
+        text.append("why: ", Style(bold=True))
+        text.append("no event yet (n steps one)", "dim italic")
+        return text
+    text.append(f"#{event.index} {event.moment}", Style(bold=True))
+    if event.session:
+        text.append(f" {event.session}", Style(color=session_hex(event.session_id), bold=True))
+    text.append(": ", Style(bold=True))
+    text.append(event.why)
+    return text
 
 
 class DebuggerCommands(Provider):
@@ -77,6 +103,43 @@ class DebuggerCommands(Provider):
                 yield Hit(score, matcher.highlight(name), self._callback(action), help=help_text)
 
 
+VIEWS = (
+    ("pools", "Pools"),
+    ("events", "Events"),
+    ("queue", "Queue"),
+    ("stages", "Stages"),
+    ("source", "Source"),
+    ("side", "Notes·Watches·Details"),
+)
+NARROW_WIDTH = 100  # narrower than this, or lower than NARROW_HEIGHT: one panel at a time
+NARROW_HEIGHT = 28
+# The narrow layout's key line (its footer would cut b, w, q and ?): the essentials first.
+KEYS = (
+    ("?", "help"),
+    ("q", "quit"),
+    ("b", "break"),
+    ("w", "watch"),
+    ("v", "panel"),
+    ("n/p", "step"),
+    ("c", "cont"),
+    ("g", "goto"),
+    ("]/[", "next"),
+    ("/", "filter"),
+    ("t", "teach"),
+    ("r", "run"),
+)
+
+
+def keys_line() -> Text:
+    text = Text()
+    for key, what in KEYS:
+        if text:
+            text.append("  ")
+        text.append(key, Style(bold=True))
+        text.append(f" {what}")
+    return text
+
+
 class DebuggerScreen(Screen[None]):
     """Pools, queue and stages above; the event log, the source and the side tabs below."""
 
@@ -95,11 +158,16 @@ class DebuggerScreen(Screen[None]):
         Binding("b", "breakpoints", "Breakpoints", id="breakpoints"),
         Binding("w", "watches", "Watches", id="watches"),
         Binding("escape", "clear_inspect", "Clear inspection", id="clear_inspect", show=False),
+        Binding("t", "teach", "Teach", id="teach"),
+        Binding("v", "next_view", "Next panel (narrow)", id="next_view", show=False),
     ]
     COMMANDS: ClassVar[set[type[Provider] | Callable[[], type[Provider]]]] = {DebuggerCommands}
 
     snapshot: reactive[Snapshot | None] = reactive(None, always_update=True, repaint=False)
     running: reactive[bool] = reactive(False, repaint=False)
+    narrow: reactive[bool] = reactive(False, repaint=False)
+    view: reactive[str] = reactive("pools", repaint=False)
+    teaching: reactive[bool] = reactive(False, repaint=False)
 
     def __init__(
         self,
@@ -122,10 +190,26 @@ class DebuggerScreen(Screen[None]):
         self.watches = watches if watches is not None else []
         self.compile_expression = compile_expression
         self._bindings_key: tuple[bool, ...] = ()
+        self._why_from_log = False
 
     @guarded_compose
     def compose(self) -> ComposeResult:
         yield Static(id="status")
+        yield Tabs(*(Tab(label, id=f"view-{name}") for name, label in VIEWS), id="views")
+        with Horizontal(id="main"):
+            with Vertical(id="left"):
+                yield from self._top()
+                yield from self._bottom()
+            teach = VerticalScroll(
+                Static(self.notes_text(), id="teach-body", markup=False), id="teach-notes"
+            )
+            teach.border_title = "Notes"
+            yield teach
+        yield Static(id="why", markup=False)
+        yield Static(keys_line(), id="keys", markup=False)
+        yield Footer()
+
+    def _top(self) -> ComposeResult:
         with Horizontal(id="top"):
             pools = PoolsPanel(id="pools", classes="panel")
             pools.border_title = "Pools"
@@ -137,6 +221,8 @@ class DebuggerScreen(Screen[None]):
                 s = StagesPanel(id="stages", classes="panel")
                 s.border_title = "Stages"
                 yield s
+
+    def _bottom(self) -> ComposeResult:
         with Horizontal(id="bottom"):
             log = EventLog(id="events", classes="panel")
             log.border_title = "Events"
@@ -146,24 +232,105 @@ class DebuggerScreen(Screen[None]):
             yield src
             with TabbedContent(id="side", classes="panel", initial="notes"):
                 with TabPane("Notes", id="notes"):
-                    yield Static(
-                        reflow(self.header_comment) or "(the spec opens with no comment)",
-                        id="notes-body",
-                        markup=False,
-                    )
+                    yield Static(self.notes_text(), id="notes-body", markup=False)
                 with TabPane("Watches", id="watches"):
                     yield WatchesPanel(id="watches-body")
                 with TabPane("Details", id="details"):
                     yield Static("Click a block or a session to inspect it.", id="details-body")
-        yield Footer()
+
+    def notes_text(self) -> str:
+        return reflow(self.header_comment) or "(the spec opens with no comment)"
+
+    # -- layout: wide (every panel), narrow (one panel at a time, chosen by tabs), teaching
+    def on_resize(self, event: events.Resize) -> None:
+        self.narrow = event.size.width < NARROW_WIDTH or event.size.height < NARROW_HEIGHT
+
+    def watch_narrow(self) -> None:
+        self._apply_layout()
+
+    def watch_view(self) -> None:
+        self._apply_layout()
+
+    def watch_teaching(self) -> None:
+        self._apply_layout()
+
+    @guarded
+    def on_tabs_tab_activated(self, message: Tabs.TabActivated) -> None:
+        if message.tabs.id != "views":
+            return
+        message.stop()
+        tab_id = message.tab.id if message.tab is not None else None
+        if tab_id and tab_id.startswith("view-"):
+            self.view = tab_id[len("view-") :]
+
+    def _apply_layout(self) -> None:
+        """Show what the layout and the view say: every panel when wide; when narrow, the
+        tabs and the one panel chosen; when teaching, the notes take the right side."""
+        if not self.is_mounted:
+            return
+        narrow, view, teaching = self.narrow, self.view, self.teaching
+        self.set_class(narrow, "narrow")
+        self.set_class(teaching, "teaching")
+        shown = {name: not narrow or view == name for name, _ in VIEWS}
+        if teaching:
+            shown["queue"] = shown["stages"] = shown["side"] = False
+            if narrow:
+                shown = dict.fromkeys(shown, False)
+        for name, on_screen in shown.items():
+            self.query_one(f"#{name}").display = on_screen
+        self.query_one("#right").display = shown["queue"] or shown["stages"]
+        self.query_one("#top").display = shown["pools"] or shown["queue"] or shown["stages"]
+        self.query_one("#bottom").display = shown["events"] or shown["source"] or shown["side"]
+        self.query_one("#left").display = any(shown.values())
+        self.query_one("#views").display = narrow and not teaching
+        self.query_one("#keys").display = narrow
+        self.query_one(Footer).display = not narrow
+        notes = self.query_one("#teach-notes")
+        notes.display = teaching
+        tabs = self.query_one("#views", Tabs)
+        if tabs.active != f"view-{view}":
+            tabs.active = f"view-{view}"
+
+    @guarded
+    def action_next_view(self) -> None:
+        names = [name for name, _ in VIEWS]
+        self.view = names[(names.index(self.view) + 1) % len(names)]
+
+    @guarded
+    def action_teach(self) -> None:
+        self.teaching = not self.teaching
+
+    def show_view(self, name: str) -> None:
+        """In the narrow layout, bring a panel forward (the app shows Details this way)."""
+        if self.narrow and not self.teaching:
+            self.view = name
 
     @guarded
     def on_mount(self) -> None:
         self.query_one(EventLog).focus()
+        self._apply_layout()
 
     # -- what the footer shows follows the state the app sets
     def watch_snapshot(self) -> None:
         self._bindings_changed()
+        self._why_from_log = False
+        self.show_why()
+
+    def show_why(self) -> None:
+        """The why of the event the log's selection is on (if it moved last), else of the
+        current event: whole, wrapped, under the panels (the log cuts long ones)."""
+        event = None
+        if self._why_from_log:
+            logs = self.query(EventLog)
+            if logs:
+                log = logs.first()
+                event = log.event_at(log.selected) if log.selected is not None else None
+        if event is None and self.snapshot is not None:
+            event = self.snapshot.last_event
+        text = why_text(event)
+        for bar in self.query("#why"):
+            if isinstance(bar, Static):
+                set_text(bar, text, wrap=True)
 
     def watch_running(self) -> None:
         self._bindings_changed()
@@ -263,6 +430,12 @@ class DebuggerScreen(Screen[None]):
         self.post_message(ClearInspection())
 
     # -- messages from widgets, passed on in the app's words
+    @guarded
+    def on_event_log_selected(self, message: EventLog.Selected) -> None:
+        message.stop()
+        self._why_from_log = message.index is not None
+        self.show_why()
+
     @guarded
     def on_event_log_chosen(self, message: EventLog.Chosen) -> None:
         message.stop()

@@ -82,6 +82,13 @@ class EventLog(TextLines, can_focus=True):
             super().__init__()
             self.index = index
 
+    class Selected(Message):
+        """The row under the log's selection changed (the keys or a click)."""
+
+        def __init__(self, index: int | None) -> None:
+            super().__init__()
+            self.index = index
+
     cursor: reactive[int] = reactive(-1, always_update=True, repaint=False)  # the app sets it
     selected: reactive[int | None] = reactive(None, layout=False)
 
@@ -131,9 +138,13 @@ class EventLog(TextLines, can_focus=True):
         if index < top or index >= top + height:
             self.scroll_to(y=max(0, index - height + 2), animate=False, immediate=True)
 
-    def watch_selected(self) -> None:
+    def watch_selected(self, selected: int | None) -> None:
         self._generation += 1
         self.refresh()
+        self.post_message(self.Selected(selected))
+
+    def event_at(self, index: int) -> Event | None:
+        return self.events[index] if 0 <= index < len(self.events) else None
 
     def notify_style_update(self) -> None:
         """The theme changed: every row is drawn again in its colours."""
