@@ -22,6 +22,9 @@ def run_tui(spec: str, **run: Any) -> int:
     from pooltui.tui.app import PoolApp
 
     app = PoolApp.from_spec(spec)
+    if cannot_read(app):
+        print(app.compile_error, file=sys.stderr)  # one line, as `pooltui check` says it
+        return 1
     result, said = run_quietly(app, **run)
     if app.compile_error is not None and app.sim is None:
         # Leave the errors on the terminal too, as `pooltui check` prints them.
@@ -31,6 +34,12 @@ def run_tui(spec: str, **run: Any) -> int:
         print(said, file=sys.stderr)
         return 1
     return int(result or 0)
+
+
+def cannot_read(app: Any) -> bool:
+    """The spec could not even be read (missing, a directory, no permission): nothing for
+    the full-screen app to show."""
+    return app.sim is None and str(app.compile_error or "").startswith("pooltui: cannot read")
 
 
 def run_quietly(app: Any, **run: Any) -> tuple[Any, str | None]:
@@ -79,6 +88,7 @@ def render_app(
     size: tuple[int, int] = (160, 48),
     title: str | None = None,
     breaks: tuple[str, ...] = (),
+    refuse: Any = None,
 ) -> str | None:
     """Run `app` headless, go to `event` or `time` (or, with `breaks`, add those
     breakpoints and continue to the first hit, as `c` does), write the SVG to `output`.
@@ -90,6 +100,7 @@ def render_app(
     assert isinstance(app, PoolApp)
     stop: list[str | None] = [None]
     shot: list[str] = []
+    refused: list[str | None] = []
 
     async def auto_pilot(pilot: Pilot[Any]) -> None:
         await pilot.pause()
@@ -116,6 +127,8 @@ def render_app(
         await pilot.wait_for_scheduled_animations()
         await pilot.pause()
         stop[0] = app.stop
+        if refuse is not None:
+            refused.append(refuse(app))
         svg = app.export_screenshot(title=title or f"pooltui {Path(app.spec).name}")
         shot.append(place_leading_spaces(svg))
         app.exit(0)
@@ -132,6 +145,8 @@ def render_app(
         raise RenderFailed(said)
     if app.failures:
         raise RenderFailed(f"pooltui render: internal error: {app.failures[0]}"[:400])
+    if refused and refused[0] is not None:
+        raise Refused(refused[0])
     if shot:  # written outside the app, so a failure is the command's, in one line
         with atomic_text(output) as f:
             f.write(shot[0])
@@ -169,6 +184,24 @@ def _cell_count(fragment: str) -> int:
     return len(re.sub(r"&[#a-zA-Z0-9]+;", "x", fragment))
 
 
+def where_text(snap: Any) -> str:
+    """`event #12, t=0.5s`, or `the start` before the first event (never `event #-1`)."""
+    if snap.event_index < 0:
+        return "the start"
+    return f"event #{snap.event_index}, t={seconds(snap.time)}"
+
+
+def stopped(app: Any) -> str:
+    if app.stop_kind in ("violation", "error", "halt"):
+        return f"halted ({app.stop})"
+    return "ended"
+
+
+class Refused(Exception):
+    """The screenshot would not show what was asked for (a breakpoint that never fired,
+    an event past the end)."""
+
+
 class RenderFailed(Exception):
     """The debugger failed while drawing the screenshot (its one line)."""
 
@@ -192,6 +225,9 @@ def run_render(args: argparse.Namespace) -> int:
         print("pooltui render: give --break, or --event / --time, not both", file=sys.stderr)
         return 2
     app = PoolApp.from_spec(args.spec)
+    if cannot_read(app):
+        print(app.compile_error, file=sys.stderr)
+        return 1
     try:
         from pooltui.cli.run import inputs
 
@@ -206,10 +242,38 @@ def run_render(args: argparse.Namespace) -> int:
             except Exception as exc:
                 print(f"pooltui render: --break {text!r}: {exc}", file=sys.stderr)
                 return 2
+
+    def refuse(app: Any) -> str | None:
+        """What the screenshot would show is not what was asked for: say so instead."""
+        snap = app.snapshot
+        if app.sim is None or snap is None:
+            return None
+        if breaks and app.stop_kind != "breakpoint":
+            said = " or ".join(repr(b) for b in breaks)
+            return (
+                f"--break {said} never fired: the simulation {stopped(app)} at "
+                f"{where_text(snap)} without reaching it"
+            )
+        if args.event is not None and snap.event_index != args.event:
+            return (
+                f"--event {args.event}: there is no event #{args.event}; the simulation "
+                f"{stopped(app)} after {snap.events_total} events (#0 to #{snap.events_total - 1})"
+            )
+        return None
+
     try:
         stop = render_app(
-            app, args.output, event=args.event, time=args.time, size=size, breaks=breaks
+            app,
+            args.output,
+            event=args.event,
+            time=args.time,
+            size=size,
+            breaks=breaks,
+            refuse=refuse,
         )
+    except Refused as exc:
+        print(f"pooltui render: {exc}", file=sys.stderr)
+        return 1
     except OutputError as exc:
         print(f"pooltui render: {exc}", file=sys.stderr)
         return 1
@@ -221,8 +285,6 @@ def run_render(args: argparse.Namespace) -> int:
         print(app.compile_error, file=sys.stderr)
         return 1
     snap = app.snapshot
-    where = (
-        f"event #{snap.event_index}, t={seconds(snap.time)}" if snap is not None else "the start"
-    )
+    where = where_text(snap) if snap is not None else "the start"
     emit(f"wrote {args.output} ({size[0]}x{size[1]}) at {where}" + (f": {stop}" if stop else ""))
     return 0

@@ -467,7 +467,21 @@ class PoolApp(App[int]):
         if self.snapshot is not None:
             pools += [p.label for p in self.snapshot.pools]
             stages += [s.label for s in self.snapshot.stages]
-        return Names(tuple(pools), tuple(stages), tuple(classes))
+        counts = [(c.name, int(c.count)) for c in getattr(program, "sessions", ())]
+        pool_members = [
+            (p.name, int(getattr(p, "count", 1))) for p in getattr(program, "pools", ())
+        ]
+        stage_members = [
+            (s.name, int(getattr(s, "count", 1))) for s in getattr(program, "stages", ())
+        ]
+        return Names(
+            tuple(pools),
+            tuple(stages),
+            tuple(classes),
+            tuple(counts),
+            tuple(pool_members),
+            tuple(stage_members),
+        )
 
     def compile_expression(self, text: str) -> Any:
         if self._compile_condition is not None:
