@@ -18,7 +18,7 @@ from textual.widgets import Static
 
 from pooltui.lang.words import number
 from pooltui.sim.events import Event
-from pooltui.sim.snapshot import PoolView, Snapshot, StageView, Violation
+from pooltui.sim.snapshot import EntryView, PoolView, Snapshot, StageView, Violation
 from pooltui.tui.colors import Palette, contrast_text, dimmed_hex, on, rank_glyph, session_hex
 from pooltui.tui.driver import WatchValue
 from pooltui.tui.messages import SafeRender, guarded_compose
@@ -148,6 +148,15 @@ def marks_key(marks: Iterable[str], palette: Palette) -> Text:
     return text
 
 
+def protected_entries(pool: PoolView) -> tuple[frozenset[int], EntryView | None]:
+    """The sessions whose cache entry is protected (each waits on the pool: its own entry is
+    its hit, and its admission never evicts it, language.md §8.2), and the entry evicted
+    next: the first by rank whose session is not waiting."""
+    waiting = frozenset(item.session_id for item in pool.queue)
+    victim = next((e for e in pool.entries if e.session_id not in waiting), None)
+    return waiting, victim
+
+
 def pool_legend(pool: PoolView, lines: int, palette: Palette, marks: tuple[str, ...] = ()) -> Text:
     """Who holds what, under the block map: what the map's marks mean (`marks`, those it
     shows), each hold in its colour with its size and computed / context, then each cache
@@ -167,6 +176,7 @@ def pool_legend(pool: PoolView, lines: int, palette: Palette, marks: tuple[str, 
     if text:
         text.append("\n")
     unit = pool.block or 1
+    waiting, victim = protected_entries(pool)
     name_w = max([len(h.session) for h in holds] + [len(e.session) for e in entries]) + 2
     rows: list[Text] = []
     for h in holds:
@@ -190,8 +200,12 @@ def pool_legend(pool: PoolView, lines: int, palette: Palette, marks: tuple[str, 
         row.append_text(name)
         blocks = e.blocks or -(-e.units // unit)
         row.append(f"cached {_n(blocks, 'block')} ({number(e.units, 4)} units)".ljust(30))
-        nxt = " = evicted next" if e.rank == 0 else ""
-        row.append(f"rank {e.rank}{nxt}", "dim")
+        if e is victim:
+            row.append(f"rank {e.rank} = evicted next", "dim")
+        else:
+            row.append(f"rank {e.rank}", "dim")
+        if e.session_id in waiting:
+            row.append(f"{SEP}protected: {e.session} waits for {pool.label}", "bold")
         if e.spilled:
             row.append(f"{SEP}spilled here", "dim")
         if not e.alive:
