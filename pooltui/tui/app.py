@@ -30,7 +30,7 @@ from textual.widgets import Static, TabbedContent
 from textual.worker import get_current_worker
 
 from pooltui.sim.snapshot import Snapshot
-from pooltui.tui.breakpoints import BreakpointSet, Names, parse_breakpoint
+from pooltui.tui.breakpoints import Breakpoint, BreakpointSet, Names, parse_breakpoint
 from pooltui.tui.colors import Palette, palette_from_theme
 from pooltui.tui.debugger import DebuggerScreen
 from pooltui.tui.details import (
@@ -47,6 +47,7 @@ from pooltui.tui.messages import (
     ChangeSpeed,
     ClearInspection,
     Drive,
+    Find,
     HandlerFailed,
     InspectBlock,
     Pause,
@@ -263,6 +264,23 @@ class PoolApp(App[int]):
             self.send("goto_time", time=message.time)
         else:
             self.send(message.kind)
+
+    @guarded
+    def on_find(self, message: Find) -> None:
+        """The next / previous event of a moment and/or a session (`]`, `[`, the palette)."""
+        session = message.session
+        if session == ".":  # the current event's session
+            ev = self.snapshot.last_event if self.snapshot is not None else None
+            session = ev.session if ev is not None else None
+            if session is None:
+                self.stop, self.stop_kind = "this event has no session", "goal"
+                self._refresh_status()
+                return
+        bp = Breakpoint(1, "moment", moment=message.moment, session=session)
+        what = " ".join(
+            x for x in (message.moment or "event", f"of {session}" if session else "") if x
+        )
+        self.send("find", index=message.direction, breakpoints=BreakpointSet([bp], 2), what=what)
 
     @guarded
     def on_pause(self, message: Pause) -> None:

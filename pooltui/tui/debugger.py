@@ -21,7 +21,7 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Static, Tab, TabbedContent, TabPane, Tabs
 
-from pooltui.sim.events import Event
+from pooltui.sim.events import MOMENTS, Event
 from pooltui.sim.snapshot import Snapshot
 from pooltui.tui.colors import session_hex
 from pooltui.tui.driver import SimLike
@@ -29,13 +29,21 @@ from pooltui.tui.messages import (
     ChangeSpeed,
     ClearInspection,
     Drive,
+    Find,
     InspectBlock,
     Pause,
     guarded,
     guarded_compose,
 )
 from pooltui.tui.prose import reflow
-from pooltui.tui.screens import BreakpointsScreen, GotoScreen, WatchesScreen
+from pooltui.tui.screens import (
+    BreakpointsScreen,
+    FilterScreen,
+    GotoScreen,
+    MomentScreen,
+    WatchesScreen,
+    parse_filter,
+)
 from pooltui.tui.widgets.blockmap import BlockMapView
 from pooltui.tui.widgets.eventlog import EventLog
 from pooltui.tui.widgets.panels import (
@@ -78,6 +86,18 @@ class DebuggerCommands(Provider):
         ("Breakpoints", "breakpoints", "add, disable, delete breakpoints (b)"),
         ("Watches", "watches", "expressions shown at every step (w)"),
         ("Help: keys", "app.help", "every binding (?, F1)"),
+        ("Filter the event log", "filter", "only some moments and/or sessions (/)"),
+        ("Teaching mode", "teach", "the spec's notes take the right side (t)"),
+        ("Next event of this session", "find(1, None, '.')", "the current event's session (] .)"),
+        ("Previous event of this session", "find(-1, None, '.')", "([ .)"),
+        *(
+            (f"Next {moment}", f"find(1, '{moment}')", f"the next {moment} event (] then a key)")
+            for moment in MOMENTS
+        ),
+        *(
+            (f"Previous {moment}", f"find(-1, '{moment}')", f"the previous {moment} event ([)")
+            for moment in MOMENTS
+        ),
     )
 
     def _callback(self, action: str) -> Callable[[], Any]:
@@ -158,6 +178,9 @@ class DebuggerScreen(Screen[None]):
         Binding("b", "breakpoints", "Breakpoints", id="breakpoints"),
         Binding("w", "watches", "Watches", id="watches"),
         Binding("escape", "clear_inspect", "Clear inspection", id="clear_inspect", show=False),
+        Binding("right_square_bracket", "find(1)", "Next…", id="find_next"),
+        Binding("left_square_bracket", "find(-1)", "Previous…", id="find_previous"),
+        Binding("slash", "filter", "Filter", id="filter"),
         Binding("t", "teach", "Teach", id="teach"),
         Binding("v", "next_view", "Next panel (narrow)", id="next_view", show=False),
     ]
@@ -191,6 +214,7 @@ class DebuggerScreen(Screen[None]):
         self.compile_expression = compile_expression
         self._bindings_key: tuple[bool, ...] = ()
         self._why_from_log = False
+        self.filter_text = ""
 
     @guarded_compose
     def compose(self) -> ComposeResult:
@@ -414,6 +438,40 @@ class DebuggerScreen(Screen[None]):
                 self.post_message(Drive("goto_time", time=value))
 
         self.app.push_screen(GotoScreen(), done)
+
+    @guarded
+    def action_find(
+        self, direction: int, moment: str | None = None, session: str | None = None
+    ) -> None:
+        """`]` / `[`: a key then names the moment; from the palette, the moment is given."""
+        if moment is not None or session is not None:
+            self.post_message(Find(direction, moment, session))
+            return
+
+        def done(picked: tuple[str | None, str | None] | None) -> None:
+            if picked is not None:
+                self.post_message(Find(direction, picked[0], picked[1]))
+
+        self.app.push_screen(MomentScreen(direction), done)
+
+    @guarded
+    def action_filter(self) -> None:
+        log = self.query_one(EventLog)
+        program = getattr(self.sim, "program", None)
+        classes = [c.name for c in getattr(program, "sessions", ())]
+
+        def check(text: str) -> tuple[frozenset[str], frozenset[str]]:
+            return parse_filter(text, MOMENTS, classes)
+
+        def done(text: str | None) -> None:
+            if text is None:
+                return
+            self.filter_text = text
+            log.set_filter(check(text) if text else None)
+            log.border_title = f"Events — only {text} (/ to change)" if text else "Events"
+            self.show_view("events")
+
+        self.app.push_screen(FilterScreen(self.filter_text, check), done)
 
     @guarded
     def action_breakpoints(self) -> None:

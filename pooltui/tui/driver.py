@@ -15,7 +15,7 @@ import bisect
 import math
 import time as _time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from pooltui.lang.errors import render as render_diagnostic
@@ -68,9 +68,10 @@ class Command:
     rate: float = 10.0  # run: events per second
     breakpoints: BreakpointSet | None = None  # continue / reverse / run: a private copy
     watches: tuple[tuple[str, Any], ...] = ()  # watches: (text, compiled expr)
+    what: str = ""  # find: what is looked for, in words ("preempt of chat[3]")
 
 
-LONG = ("continue", "reverse", "goto", "goto_time", "run")
+LONG = ("continue", "reverse", "goto", "goto_time", "run", "find")
 
 
 @dataclass(frozen=True)
@@ -362,6 +363,32 @@ class Controller:
                 if left <= 0:
                     break
                 _time.sleep(min(left, 0.02))
+
+    def _do_find(self, cmd: Command, post: Callable[[Frame], None]) -> None:
+        """The next (index 1) or previous (index -1) event matching `cmd.breakpoints` (a
+        private set: the user's breakpoints neither stop it nor count its hits)."""
+        forward = cmd.index >= 0
+        word = "next" if forward else "previous"
+
+        def found(frame: Frame) -> None:
+            if frame.final:
+                if frame.stop_kind == "breakpoint":
+                    index = frame.snapshot.event_index
+                    frame = replace(
+                        frame, stop=f"{word} {cmd.what}: event #{index}", stop_kind="goal"
+                    )
+                elif frame.stop_kind in ("end", "start", None, "goal"):
+                    where = "after this event" if forward else "before this event"
+                    frame = replace(
+                        frame, stop=f"no {cmd.what} {where}", stop_kind=frame.stop_kind or "end"
+                    )
+                frame = replace(frame, breakpoints=None)
+            post(frame)
+
+        if forward:
+            self._forward(cmd, found, rate=None)
+        else:
+            self._do_reverse(cmd, found)
 
     def _do_reverse(self, cmd: Command, post: Callable[[Frame], None]) -> None:
         sim = self.sim

@@ -59,6 +59,17 @@ class Drive(Message):
         self.time = time
 
 
+class Find(Message):
+    """Go to the next (+1) or previous (-1) event of a moment and/or a session (`.`: the
+    current event's session)."""
+
+    def __init__(self, direction: int, moment: str | None, session: str | None = None) -> None:
+        super().__init__()
+        self.direction = direction
+        self.moment = moment
+        self.session = session
+
+
 class Pause(Message):
     """Stop a run between two steps."""
 
