@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import queue
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -72,6 +73,7 @@ from pooltui.tui.widgets.panels import (
     set_text,
 )
 from pooltui.tui.widgets.source import SourceView
+from pooltui.tui.widgets.timeline import Timeline
 
 SPEEDS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 5000, 10000, 100000)
 
@@ -211,7 +213,22 @@ class PoolApp(App[int]):
     def _new_controller(self, sim: SimLike) -> Controller:
         controller = Controller(sim)
         controller.ui_ready = self._ui_ready
+        controller.sample_expr = self._timeline_expression(sim)
         return controller
+
+    def _timeline_expression(self, sim: SimLike) -> Any:
+        """`allocated(POOL)` of the first pool with a finite cap (its first member), the
+        figure the worker samples for the timeline; None when there is none."""
+        program = getattr(sim, "program", None)
+        for pool in getattr(program, "pools", ()):
+            cap = getattr(pool, "cap", math.inf)
+            if isinstance(cap, int | float) and math.isfinite(cap):
+                label = f"{pool.name}[0]" if getattr(pool, "family", False) else pool.name
+                try:
+                    return self.compile_expression(f"allocated({label})", program)
+                except Exception:  # no timeline figure: the timeline shows the frames only
+                    return None
+        return None
 
     # ----------------------------------------------------------------- commands
     def send(self, kind: str, **kwargs: Any) -> None:
@@ -384,6 +401,7 @@ class PoolApp(App[int]):
         self._set_palette(screen)  # a reactive: nothing happens unless the theme changed
         log = screen.query_one(EventLog)
         log.add_events(frame.events_from, frame.new_events)
+        screen.query_one(Timeline).add(snap, frame.new_events, frame.samples)
         log.cursor = snap.event_index
         screen.query_one(PoolsPanel).snapshot = snap
         screen.query_one(QueuePanel).snapshot = snap
@@ -501,14 +519,14 @@ class PoolApp(App[int]):
             tuple(stage_members),
         )
 
-    def compile_expression(self, text: str) -> Any:
+    def compile_expression(self, text: str, program: Any = None) -> Any:
         if self._compile_condition is not None:
             return self._compile_condition(text)
         import pooltui.lang as lang
 
         # The front end loads lazily (module __getattr__), so mypy sees an object here.
         compile_condition = cast(Callable[..., Any], lang.compile_condition)
-        program = getattr(self.sim, "program", None)
+        program = program if program is not None else getattr(self.sim, "program", None)
         return compile_condition(text, program, "<condition>")
 
     def parse_breakpoint(self, text: str) -> Any:
@@ -552,6 +570,10 @@ class PoolApp(App[int]):
         screen.query_one(QueuePanel).palette = self.palette
         screen.query_one(StagesPanel).palette = self.palette
         screen.query_one(WatchesPanel).palette = self.palette
+        timeline = screen.query_one(Timeline)
+        if timeline.palette != self.palette:
+            timeline.palette = self.palette
+            timeline.refresh()
 
 
 def start_failure(error: BaseException) -> str:

@@ -54,6 +54,7 @@ from pooltui.tui.widgets.panels import (
     set_text,
 )
 from pooltui.tui.widgets.source import SourceView
+from pooltui.tui.widgets.timeline import Timeline
 
 
 def why_text(event: Event | None) -> Text:
@@ -219,6 +220,7 @@ class DebuggerScreen(Screen[None]):
     @guarded_compose
     def compose(self) -> ComposeResult:
         yield Static(id="status")
+        yield Timeline(id="timeline")
         yield Tabs(*(Tab(label, id=f"view-{name}") for name, label in VIEWS), id="views")
         with Horizontal(id="main"):
             with Vertical(id="left"):
@@ -498,6 +500,11 @@ class DebuggerScreen(Screen[None]):
     def on_event_log_chosen(self, message: EventLog.Chosen) -> None:
         message.stop()
         self.post_message(Drive("goto", index=message.index))
+
+    @guarded
+    def on_timeline_clicked(self, message: Timeline.Clicked) -> None:
+        message.stop()
+        self.post_message(Drive("goto_time", time=message.time))
 
     @guarded
     def on_block_map_view_block_clicked(self, message: BlockMapView.BlockClicked) -> None:

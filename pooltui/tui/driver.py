@@ -24,6 +24,7 @@ from pooltui.sim.events import Event
 from pooltui.sim.snapshot import Snapshot, Violation
 from pooltui.tui.breakpoints import BreakpointSet, Hit
 
+SAMPLES = 1024  # the timeline's samples: about this many over the run so far
 FRAME_INTERVAL = 0.05  # at most ~20 frames a second while running
 BREATHE_EVERY = 0.002  # a long run hands the GIL to the UI thread this often
 BREATHE_FOR = 0.0
@@ -104,6 +105,7 @@ class Frame:
     )
     breakpoints: BreakpointSet | None = None  # the run's copy, with hit counts
     error_text: str | None = None  # a runtime error of the spec, located, as `check` renders
+    samples: tuple[tuple[float, float], ...] = ()  # (time, sample_expr's value) since the last
 
 
 @dataclass
@@ -118,6 +120,25 @@ class Controller:
     _watch_prev: dict[str, Number | None] = field(default_factory=dict)
     ui_ready: Callable[[], bool] = lambda: True  # the UI has shown every frame posted
     _breath: float = 0.0
+    sample_expr: Any = None  # the timeline's figure (a pool's allocated units), or None
+    _samples: list[tuple[float, float]] = field(default_factory=list)
+    _next_sample: float = 0.0
+
+    def _sample(self) -> None:
+        """After a step: the timeline's figure, when the time has moved on enough (about
+        SAMPLES samples over the run so far, however many events it has)."""
+        if self.sample_expr is None:
+            return
+        t = self.sim.time
+        if t < self._next_sample:
+            return
+        try:
+            value = float(self.sim.evaluate(self.sample_expr))
+        except Exception:  # a figure it cannot read: no timeline, never a failure
+            self.sample_expr = None
+            return
+        self._samples.append((t, value))
+        self._next_sample = t + max(1e-9, t / SAMPLES)
 
     # ----------------------------------------------------------------- helpers
     def _new_events(self) -> tuple[int, tuple[Event, ...]]:
@@ -181,6 +202,9 @@ class Controller:
             if h_stop is not None and stop_kind in (None, "goal", "end"):
                 stop, stop_kind = h_stop, h_kind
         start, new = self._new_events()
+        self._sample()
+        samples = tuple(self._samples)
+        self._samples.clear()
         return Frame(
             seq=cmd.seq,
             final=final,
@@ -193,6 +217,7 @@ class Controller:
             stop_kind=stop_kind,
             breakpoints=bps,
             error_text=error_text,
+            samples=samples,
         )
 
     def _interrupted(self, cmd: Command) -> bool:
@@ -273,6 +298,7 @@ class Controller:
                 return
             if sim.step() is None:
                 break
+            self._sample()
             last = self._maybe_progress(cmd, post, last)
         if sim.cursor == target:
             self._goal(cmd, post, f"went to event #{target}")
@@ -307,6 +333,7 @@ class Controller:
             if event.time > t:
                 sim.back()
                 break
+            self._sample()
             last = self._maybe_progress(cmd, post, last)
         self._goal(cmd, post, f"went to time {seconds(t)}")
 
@@ -340,6 +367,7 @@ class Controller:
                 post(self.frame(cmd, stop="end of the simulation", stop_kind="end", bps=bps))
                 return
             steps += 1
+            self._sample()
             if sim.halted:
                 post(self.frame(cmd, bps=bps))
                 return

@@ -200,3 +200,14 @@ def test_teaching_mode(snap_compare: Any) -> None:
         await keys(pilot, "t")
 
     assert snap_compare(make_app(), terminal_size=SIZE, run_before=steady(before))
+
+
+def test_timeline_after_a_deadlock(snap_compare: Any) -> None:
+    """The timeline's utilisation, its halt mark and the current column."""
+
+    async def before(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        await keys(pilot, "c")
+
+    app = make_app(sim=FakeSim(deadlock=True))
+    assert snap_compare(app, terminal_size=(120, 30), run_before=steady(before))
