@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, ClassVar, cast
 
 from rich.style import Style
+from rich.text import Text
 from textual import work
 from textual.app import App
 from textual.binding import Binding, BindingType
@@ -127,6 +128,9 @@ class PoolApp(App[int]):
         self.failures: list[str] = []  # every handler that failed: "where: Type: message"
         self._failed = False  # the current stop is a failure of pooltui itself
         self._failed_seq = -1
+        self._stale_seq = 0  # frames of commands up to this one belong to a replaced simulation
+        self._reload_note = ""  # said with the first frame after a reload
+        self._reload_target = -1  # the event a reload goes back to
         self.ended = False  # the simulation has reached its end (or halted): no more events
 
     @classmethod
@@ -150,7 +154,9 @@ class PoolApp(App[int]):
             self.failures.append(f"PoolApp.on_mount: {type(exc).__name__}: {exc}")
             self.exit(1, message=start_failure(exc))
 
-    def _open_debugger(self) -> None:
+    def _open_debugger(
+        self, *, start_worker: bool = True, carry: dict[str, Any] | None = None
+    ) -> None:
         assert self.sim is not None
         self.debugger = DebuggerScreen(
             self.sim,
@@ -159,14 +165,19 @@ class PoolApp(App[int]):
             parse_breakpoint=self.parse_breakpoint,
             watches=self.watches,
             compile_expression=self.compile_expression,
+            carry=carry,
         )
         self.push_screen(self.debugger)
-        self._sim_worker()
+        if start_worker:
+            self._sim_worker()
         self.send("refresh")
 
     @guarded
     def on_reload(self, message: Reload) -> None:
-        """From the compile-error screen: compile again."""
+        """Compile the spec again: from the compile-error screen, or in place (ctrl+r)."""
+        if self.debugger is not None and self.sim is not None:
+            self.reload_in_place()
+            return
         sim, error = load_spec(self.spec)
         if sim is None:
             self.compile_error = error
@@ -180,6 +191,84 @@ class PoolApp(App[int]):
         self.controller = self._new_controller(sim)
         self.pop_screen()
         self._open_debugger()
+
+    def reload_in_place(self) -> None:
+        """Recompile; on success a new simulation with the same breakpoints and watches, at
+        the same event when it still has one. On errors the old simulation stays and the
+        errors show in the Details tab."""
+        sim, error = load_spec(self.spec)
+        if sim is None:
+            self.stop = "reload: the spec does not compile; the simulation before it stays"
+            self.stop_kind = "error"
+            self._failed = False
+            self._refresh_status()
+            screen = self.debugger
+            if screen is not None and screen.is_mounted:
+                text = Text()
+                text.append(
+                    "The spec does not compile:\n", Style(bold=True, color=self.palette.error)
+                )
+                text.append(error or "unknown error")
+                text.append(
+                    "\n\nFix it and press ctrl+r again; until then this is the simulation before.",
+                    "dim",
+                )
+                set_text(screen.query_one("#details-body", Static), text, wrap=True)
+                screen.query_one(TabbedContent).active = "details"
+                screen.show_view("side")
+            return
+        index = self.snapshot.event_index if self.snapshot is not None else -1
+        old = self.debugger
+        carry = old.carry_state() if old is not None else None
+        if self.controller is not None:
+            self.controller.interrupt_gen += 1  # stop whatever it was doing
+        self.sim = sim
+        self._stale_seq = self._seq  # frames of the old simulation still on their way
+        self.controller = self._new_controller(sim)
+        self.snapshot = None
+        self.ended = False
+        self.inspecting = None
+        self.running = False
+        dropped = self._recompile_breakpoints()
+        self.watches[:] = [(text, self._compile_or_none(text)) for text, _ in self.watches]
+        if old is not None:
+            self.pop_screen()
+        self._open_debugger(start_worker=False, carry=carry)
+        if self.watches:
+            self.send("watches", watches=tuple(self.watches))
+        if index >= 0:
+            self.send("goto", index=index)
+        self._reload_note = "reloaded the spec" + (f"; {dropped}" if dropped else "")
+        self._reload_target = index
+
+    def _compile_or_none(self, text: str) -> Any:
+        try:
+            return self.compile_expression(text)
+        except Exception:
+            return None
+
+    def _recompile_breakpoints(self) -> str:
+        """Each breakpoint parsed again against the new spec; those that no longer make
+        sense are dropped, and said."""
+        kept: list[Breakpoint] = []
+        dropped: list[str] = []
+        for bp in self.breakpoints:
+            text = bp.describe()
+            try:
+                new = self.parse_breakpoint(text)
+            except Exception as exc:
+                first = str(getattr(exc, "text", exc)).splitlines()[0]
+                dropped.append(f"breakpoint #{bp.id} ({text}) dropped: {first}")
+                continue
+            new.id, new.enabled, new.one_shot, new.ignore = (
+                bp.id,
+                bp.enabled,
+                bp.one_shot,
+                bp.ignore,
+            )
+            kept.append(new)
+        self.breakpoints.items[:] = kept
+        return "; ".join(dropped)
 
     def on_unmount(self) -> None:
         self._commands.put(None)
@@ -357,7 +446,8 @@ class PoolApp(App[int]):
     @guarded
     def on_sim_frame(self, message: SimFrame) -> None:
         try:
-            self.apply_frame(message.frame)
+            if message.frame.seq > self._stale_seq:  # not of a simulation reloaded since
+                self.apply_frame(message.frame)
         finally:
             self._frames_shown += 1
 
@@ -384,6 +474,12 @@ class PoolApp(App[int]):
                 self.stop = frame.stop
                 self.stop_kind = frame.stop_kind
                 self.error_text = frame.error_text
+                if self._reload_note and frame.seq >= self._issued:
+                    note, self._reload_note = self._reload_note, ""
+                    at = frame.snapshot.event_index
+                    if at < self._reload_target:
+                        note += f"; it has no event #{self._reload_target} now (it ends at #{at})"
+                    self.stop = f"{note} — {frame.stop}" if frame.stop else note
             if frame.breakpoints is not None:
                 self._merge_hits(frame.breakpoints)
         elif not self._failed:

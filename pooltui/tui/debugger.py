@@ -32,6 +32,7 @@ from pooltui.tui.messages import (
     Find,
     InspectBlock,
     Pause,
+    Reload,
     guarded,
     guarded_compose,
 )
@@ -88,6 +89,7 @@ class DebuggerCommands(Provider):
         ("Watches", "watches", "expressions shown at every step (w)"),
         ("Help: keys", "app.help", "every binding (?, F1)"),
         ("Filter the event log", "filter", "only some moments and/or sessions (/)"),
+        ("Reload the spec", "reload", "compile it again, keep breakpoints and watches (ctrl+r)"),
         ("Teaching mode", "teach", "the spec's notes take the right side (t)"),
         ("Next event of this session", "find(1, None, '.')", "the current event's session (] .)"),
         ("Previous event of this session", "find(-1, None, '.')", "([ .)"),
@@ -179,10 +181,11 @@ class DebuggerScreen(Screen[None]):
         Binding("b", "breakpoints", "Breakpoints", id="breakpoints"),
         Binding("w", "watches", "Watches", id="watches"),
         Binding("escape", "clear_inspect", "Clear inspection", id="clear_inspect", show=False),
-        Binding("right_square_bracket", "find(1)", "Next…", id="find_next"),
-        Binding("left_square_bracket", "find(-1)", "Previous…", id="find_previous"),
-        Binding("slash", "filter", "Filter", id="filter"),
-        Binding("t", "teach", "Teach", id="teach"),
+        Binding("right_square_bracket", "find(1)", "Next…", id="find_next", show=False),
+        Binding("left_square_bracket", "find(-1)", "Previous…", id="find_previous", show=False),
+        Binding("slash", "filter", "Filter", id="filter", show=False),
+        Binding("t", "teach", "Teach", id="teach", show=False),
+        Binding("ctrl+r", "reload", "Reload spec", id="reload", show=False),
         Binding("v", "next_view", "Next panel (narrow)", id="next_view", show=False),
     ]
     COMMANDS: ClassVar[set[type[Provider] | Callable[[], type[Provider]]]] = {DebuggerCommands}
@@ -202,8 +205,10 @@ class DebuggerScreen(Screen[None]):
         parse_breakpoint: Callable[[str], Any] | None = None,
         watches: list[tuple[str, Any]] | None = None,
         compile_expression: Callable[[str], Any] | None = None,
+        carry: dict[str, Any] | None = None,
     ) -> None:
         super().__init__()
+        self.carry = carry or {}  # the layout of the screen this one replaces (a reload)
         self.sim = sim
         self.spec_name = spec_name
         program = getattr(sim, "program", None)
@@ -323,6 +328,10 @@ class DebuggerScreen(Screen[None]):
         self.view = names[(names.index(self.view) + 1) % len(names)]
 
     @guarded
+    def action_reload(self) -> None:
+        self.post_message(Reload())
+
+    @guarded
     def action_teach(self) -> None:
         self.teaching = not self.teaching
 
@@ -334,7 +343,18 @@ class DebuggerScreen(Screen[None]):
     @guarded
     def on_mount(self) -> None:
         self.query_one(EventLog).focus()
+        carry = self.carry
+        if carry:
+            self.view = carry.get("view", self.view)
+            self.teaching = carry.get("teaching", False)
+            self.filter_text = carry.get("filter", "")
+            if self.filter_text:
+                self._set_filter(self.filter_text)
         self._apply_layout()
+
+    def carry_state(self) -> dict[str, Any]:
+        """What a reload keeps of this screen: the panel shown, teaching, the log's filter."""
+        return {"view": self.view, "teaching": self.teaching, "filter": self.filter_text}
 
     # -- what the footer shows follows the state the app sets
     def watch_snapshot(self) -> None:
@@ -458,22 +478,32 @@ class DebuggerScreen(Screen[None]):
 
     @guarded
     def action_filter(self) -> None:
-        log = self.query_one(EventLog)
-        program = getattr(self.sim, "program", None)
-        classes = [c.name for c in getattr(program, "sessions", ())]
-
-        def check(text: str) -> tuple[frozenset[str], frozenset[str]]:
-            return parse_filter(text, MOMENTS, classes)
+        check = self._filter_check
 
         def done(text: str | None) -> None:
             if text is None:
                 return
-            self.filter_text = text
-            log.set_filter(check(text) if text else None)
-            log.border_title = f"Events — only {text} (/ to change)" if text else "Events"
+            self._set_filter(text)
             self.show_view("events")
 
         self.app.push_screen(FilterScreen(self.filter_text, check), done)
+
+    def _filter_check(self, text: str) -> tuple[frozenset[str], frozenset[str]]:
+        program = getattr(self.sim, "program", None)
+        classes = [c.name for c in getattr(program, "sessions", ())]
+        return parse_filter(text, MOMENTS, classes)
+
+    def _set_filter(self, text: str) -> None:
+        log = self.query_one(EventLog)
+        self.filter_text = text
+        try:
+            log.set_filter(self._filter_check(text) if text else None)
+        except ValueError:  # a session class the reloaded spec no longer has
+            self.filter_text = ""
+            log.set_filter(None)
+        log.border_title = (
+            f"Events — only {self.filter_text} (/ to change)" if self.filter_text else "Events"
+        )
 
     @guarded
     def action_breakpoints(self) -> None:
