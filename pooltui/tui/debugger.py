@@ -136,6 +136,8 @@ VIEWS = (
 )
 NARROW_WIDTH = 100  # narrower than this, or lower than NARROW_HEIGHT: one panel at a time
 NARROW_HEIGHT = 28
+COMPACT_WIDTH = 150  # narrower: the footer packs its keys tighter
+KEY_LINE_WIDTH = 140  # narrower: the key line instead of the footer (which would cut q, ?)
 # The narrow layout's key line (its footer would cut b, w, q and ?): the essentials first.
 KEYS = (
     ("?", "help"),
@@ -150,12 +152,15 @@ KEYS = (
     ("/", "filter"),
     ("t", "teach"),
     ("r", "run"),
+    ("^r", "reload"),
 )
 
 
-def keys_line() -> Text:
+def keys_line(narrow: bool = True) -> Text:
     text = Text()
     for key, what in KEYS:
+        if key == "v" and not narrow:
+            continue  # every panel is on screen
         if text:
             text.append("  ")
         text.append(key, Style(bold=True))
@@ -221,6 +226,7 @@ class DebuggerScreen(Screen[None]):
         self._bindings_key: tuple[bool, ...] = ()
         self._why_from_log = False
         self.filter_text = ""
+        self.key_line = False
 
     @guarded_compose
     def compose(self) -> ComposeResult:
@@ -275,6 +281,10 @@ class DebuggerScreen(Screen[None]):
     # -- layout: wide (every panel), narrow (one panel at a time, chosen by tabs), teaching
     def on_resize(self, event: events.Resize) -> None:
         self.narrow = event.size.width < NARROW_WIDTH or event.size.height < NARROW_HEIGHT
+        self.key_line = event.size.width < KEY_LINE_WIDTH
+        for footer in self.query(Footer):
+            footer.compact = event.size.width < COMPACT_WIDTH
+        self._apply_layout()
 
     def watch_narrow(self) -> None:
         self._apply_layout()
@@ -314,8 +324,11 @@ class DebuggerScreen(Screen[None]):
         self.query_one("#bottom").display = shown["events"] or shown["source"] or shown["side"]
         self.query_one("#left").display = any(shown.values())
         self.query_one("#views").display = narrow and not teaching
-        self.query_one("#keys").display = narrow
-        self.query_one(Footer).display = not narrow
+        key_line = narrow or self.key_line
+        keys = self.query_one("#keys", Static)
+        keys.display = key_line
+        set_text(keys, keys_line(narrow))
+        self.query_one(Footer).display = not key_line
         notes = self.query_one("#teach-notes")
         notes.display = teaching
         tabs = self.query_one("#views", Tabs)

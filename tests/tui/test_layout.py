@@ -114,3 +114,16 @@ async def test_teaching_mode_at_80x24_shows_only_the_notes() -> None:
         assert app.debugger is not None
         assert app.debugger.query_one("#teach-notes").region.width == NARROW[0]
         assert not app.debugger.query_one(EventLog).display
+
+
+async def test_at_120x30_the_key_line_keeps_q_and_help() -> None:
+    """Between 100 and 140 columns the footer would cut q and ?: the key line instead."""
+    app = make_app()
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        await keys(pilot, "n", "n")
+        assert app.debugger is not None
+        assert not app.debugger.query_one(Footer).display
+        line = str(app.debugger.query_one("#keys", Static).render())
+        assert visible(app, "#keys") and "? help" in line and "q quit" in line
+        assert "v panel" not in line  # every panel is on screen
