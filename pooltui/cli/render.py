@@ -65,7 +65,13 @@ def last_words(printed: str) -> str | None:
         return None
     if lines[0].startswith("pooltui:"):
         return lines[0]
-    return f"pooltui: internal error: {lines[-1][:300]} (this is a bug in pooltui; please report it with the spec)"
+    # A traceback ends with `Type: message`; Textual may add a NOTE after it.
+    errors = [line for line in lines if _ERROR_LINE.match(line)]
+    said = errors[-1] if errors else next((x for x in lines if not x.startswith("NOTE")), lines[0])
+    return f"pooltui: internal error: {said[:300]} (this is a bug in pooltui; please report it with the spec)"
+
+
+_ERROR_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Failed)\w*: ")
 
 
 def parse_size(text: str) -> tuple[int, int]:

@@ -279,6 +279,7 @@ class DebuggerScreen(Screen[None]):
         return reflow(self.header_comment) or "(the spec opens with no comment)"
 
     # -- layout: wide (every panel), narrow (one panel at a time, chosen by tabs), teaching
+    @guarded
     def on_resize(self, event: events.Resize) -> None:
         self.narrow = event.size.width < NARROW_WIDTH or event.size.height < NARROW_HEIGHT
         self.key_line = event.size.width < KEY_LINE_WIDTH
@@ -307,8 +308,8 @@ class DebuggerScreen(Screen[None]):
     def _apply_layout(self) -> None:
         """Show what the layout and the view say: every panel when wide; when narrow, the
         tabs and the one panel chosen; when teaching, the notes take the right side."""
-        if not self.is_mounted:
-            return
+        if not self.is_mounted or not self.query("#pools"):
+            return  # not composed yet, or its compose failed (its message shows instead)
         narrow, view, teaching = self.narrow, self.view, self.teaching
         self.set_class(narrow, "narrow")
         self.set_class(teaching, "teaching")
