@@ -8,3 +8,5 @@ r specs/ascend_lanes.pool       --event 511                       -o screenshots
 r specs/spill_tiers.pool        --event 58                        -o screenshots/spill.svg
 r specs/evict_by.pool           --break "evict class=premium_user" -o screenshots/breakpoint.svg
 r specs/halts/check_fails.pool  --event 37                        -o screenshots/invariant_halt.svg
+r specs/vllm_v1.pool            --event 53 --size 80x24           -o screenshots/narrow.svg
+r specs/vllm_v1.pool            --event 1300                      -o screenshots/timeline.svg

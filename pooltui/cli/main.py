@@ -80,18 +80,38 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("render", help="write a screenshot of the debugger (SVG)")
     p.add_argument("spec")
-    p.add_argument("--event", type=_whole(0), default=None, metavar="N")
-    p.add_argument("--time", type=_time, default=None, metavar="T")
-    p.add_argument("--size", default="160x48", metavar="WxH")
+    p.add_argument(
+        "--event",
+        type=_whole(0),
+        default=None,
+        metavar="N",
+        help="show the debugger right after event #N (exit 1 if the run has no such event); "
+        "without --event, --time or --break: the start, before the first event",
+    )
+    p.add_argument(
+        "--time",
+        type=_time,
+        default=None,
+        metavar="T",
+        help="show the debugger at simulated time T seconds (after the last event at or before T)",
+    )
+    p.add_argument(
+        "--size",
+        default="160x48",
+        metavar="WxH",
+        help="the terminal size in characters, width x height (default 160x48; "
+        "below 100x28 the debugger shows one panel at a time)",
+    )
     p.add_argument(
         "--break",
         dest="breaks",
         action="append",
         default=[],
         metavar="BREAKPOINT",
-        help="add a breakpoint (as the breakpoints screen takes it) and continue to its first hit",
+        help="add a breakpoint (as the breakpoints screen takes it) and continue to its first "
+        "hit (exit 1 if it never fires)",
     )
-    p.add_argument("-o", "--output", required=True, metavar="FILE.svg")
+    p.add_argument("-o", "--output", required=True, metavar="FILE.svg", help="the SVG to write")
 
     p = sub.add_parser("tui", help="open the debugger (the default)")
     p.add_argument("spec")

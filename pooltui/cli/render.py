@@ -17,16 +17,61 @@ from pooltui.cli.output import OutputError, atomic_text, check_target, emit
 from pooltui.lang.words import seconds
 
 
-def run_tui(spec: str) -> int:
+def run_tui(spec: str, **run: Any) -> int:
+    """Open the debugger (`run` goes to `App.run`: tests pass headless=True)."""
     from pooltui.tui.app import PoolApp
 
     app = PoolApp.from_spec(spec)
-    result = app.run()
+    if cannot_read(app):
+        print(app.compile_error, file=sys.stderr)  # one line, as `pooltui check` says it
+        return 1
+    result, said = run_quietly(app, **run)
     if app.compile_error is not None and app.sim is None:
         # Leave the errors on the terminal too, as `pooltui check` prints them.
         print(app.compile_error, file=sys.stderr)
         return 1
+    if said is not None:
+        print(said, file=sys.stderr)
+        return 1
     return int(result or 0)
+
+
+def cannot_read(app: Any) -> bool:
+    """The spec could not even be read (missing, a directory, no permission): nothing for
+    the full-screen app to show."""
+    return app.sim is None and str(app.compile_error or "").startswith("pooltui: cannot read")
+
+
+def run_quietly(app: Any, **run: Any) -> tuple[Any, str | None]:
+    """Run a Textual app so that nothing it would print on its way out (Textual's own
+    traceback of a failure no guard caught) reaches the terminal: return its result and,
+    if it printed anything, one line that says what went wrong."""
+    import io
+
+    from rich.console import Console
+
+    buffer = io.StringIO()
+    app.error_console = Console(file=buffer, markup=False, highlight=False, width=400)
+    result = app.run(**run)
+    return result, last_words(buffer.getvalue())
+
+
+def last_words(printed: str) -> str | None:
+    """One line for what a Textual app printed on exit: our own message as it is; of a
+    traceback, its last line (`Type: message`)."""
+    lines = [line.strip(" │╰╯─") for line in printed.splitlines()]
+    lines = [line for line in lines if line.strip()]
+    if not lines:
+        return None
+    if lines[0].startswith("pooltui:"):
+        return lines[0]
+    # A traceback ends with `Type: message`; Textual may add a NOTE after it.
+    errors = [line for line in lines if _ERROR_LINE.match(line)]
+    said = errors[-1] if errors else next((x for x in lines if not x.startswith("NOTE")), lines[0])
+    return f"pooltui: internal error: {said[:300]} (this is a bug in pooltui; please report it with the spec)"
+
+
+_ERROR_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Failed)\w*: ")
 
 
 def parse_size(text: str) -> tuple[int, int]:
@@ -49,6 +94,7 @@ def render_app(
     size: tuple[int, int] = (160, 48),
     title: str | None = None,
     breaks: tuple[str, ...] = (),
+    refuse: Any = None,
 ) -> str | None:
     """Run `app` headless, go to `event` or `time` (or, with `breaks`, add those
     breakpoints and continue to the first hit, as `c` does), write the SVG to `output`.
@@ -60,6 +106,7 @@ def render_app(
     assert isinstance(app, PoolApp)
     stop: list[str | None] = [None]
     shot: list[str] = []
+    refused: list[str | None] = []
 
     async def auto_pilot(pilot: Pilot[Any]) -> None:
         await pilot.pause()
@@ -80,16 +127,32 @@ def render_app(
         if app.debugger is not None and app.snapshot is not None:
             from pooltui.tui.widgets.eventlog import EventLog
 
-            app.debugger.query_one(EventLog).scroll_to_index(app.snapshot.event_index)
+            for log in app.debugger.query(EventLog):
+                log.scroll_to_index(app.snapshot.event_index)
             await pilot.pause(0.05)
         await pilot.wait_for_scheduled_animations()
         await pilot.pause()
         stop[0] = app.stop
+        if refuse is not None:
+            refused.append(refuse(app))
         svg = app.export_screenshot(title=title or f"pooltui {Path(app.spec).name}")
         shot.append(place_leading_spaces(svg))
         app.exit(0)
 
-    app.run(headless=True, auto_pilot=auto_pilot, size=size)
+    async def guarded_pilot(pilot: Pilot[Any]) -> None:
+        try:
+            await auto_pilot(pilot)
+        except Exception as exc:  # said in one line below, never a traceback
+            app.failures.append(f"render: {type(exc).__name__}: {exc}")
+        app.exit(0)
+
+    _, said = run_quietly(app, headless=True, auto_pilot=guarded_pilot, size=size)
+    if said is not None:
+        raise RenderFailed(said)
+    if app.failures:
+        raise RenderFailed(f"pooltui render: internal error: {app.failures[0]}"[:400])
+    if refused and refused[0] is not None:
+        raise Refused(refused[0])
     if shot:  # written outside the app, so a failure is the command's, in one line
         with atomic_text(output) as f:
             f.write(shot[0])
@@ -127,6 +190,28 @@ def _cell_count(fragment: str) -> int:
     return len(re.sub(r"&[#a-zA-Z0-9]+;", "x", fragment))
 
 
+def where_text(snap: Any) -> str:
+    """`event #12, t=0.5s`, or `the start` before the first event (never `event #-1`)."""
+    if snap.event_index < 0:
+        return "the start"
+    return f"event #{snap.event_index}, t={seconds(snap.time)}"
+
+
+def stopped(app: Any) -> str:
+    if app.stop_kind in ("violation", "error", "halt"):
+        return f"halted ({app.stop})"
+    return "ended"
+
+
+class Refused(Exception):
+    """The screenshot would not show what was asked for (a breakpoint that never fired,
+    an event past the end)."""
+
+
+class RenderFailed(Exception):
+    """The debugger failed while drawing the screenshot (its one line)."""
+
+
 def run_render(args: argparse.Namespace) -> int:
     from pooltui.tui.app import PoolApp
 
@@ -146,6 +231,9 @@ def run_render(args: argparse.Namespace) -> int:
         print("pooltui render: give --break, or --event / --time, not both", file=sys.stderr)
         return 2
     app = PoolApp.from_spec(args.spec)
+    if cannot_read(app):
+        print(app.compile_error, file=sys.stderr)
+        return 1
     try:
         from pooltui.cli.run import inputs
 
@@ -160,20 +248,49 @@ def run_render(args: argparse.Namespace) -> int:
             except Exception as exc:
                 print(f"pooltui render: --break {text!r}: {exc}", file=sys.stderr)
                 return 2
+
+    def refuse(app: Any) -> str | None:
+        """What the screenshot would show is not what was asked for: say so instead."""
+        snap = app.snapshot
+        if app.sim is None or snap is None:
+            return None
+        if breaks and app.stop_kind != "breakpoint":
+            said = " or ".join(repr(b) for b in breaks)
+            return (
+                f"--break {said} never fired: the simulation {stopped(app)} at "
+                f"{where_text(snap)} without reaching it"
+            )
+        if args.event is not None and snap.event_index != args.event:
+            return (
+                f"--event {args.event}: there is no event #{args.event}; the simulation "
+                f"{stopped(app)} after {snap.events_total} events (#0 to #{snap.events_total - 1})"
+            )
+        return None
+
     try:
         stop = render_app(
-            app, args.output, event=args.event, time=args.time, size=size, breaks=breaks
+            app,
+            args.output,
+            event=args.event,
+            time=args.time,
+            size=size,
+            breaks=breaks,
+            refuse=refuse,
         )
+    except Refused as exc:
+        print(f"pooltui render: {exc}", file=sys.stderr)
+        return 1
     except OutputError as exc:
         print(f"pooltui render: {exc}", file=sys.stderr)
+        return 1
+    except RenderFailed as exc:
+        print(str(exc), file=sys.stderr)
         return 1
     if app.sim is None:
         # The screenshot shows the errors; the terminal gets them as `check` prints them.
         print(app.compile_error, file=sys.stderr)
         return 1
     snap = app.snapshot
-    where = (
-        f"event #{snap.event_index}, t={seconds(snap.time)}" if snap is not None else "the start"
-    )
+    where = where_text(snap) if snap is not None else "the start"
     emit(f"wrote {args.output} ({size[0]}x{size[1]}) at {where}" + (f": {stop}" if stop else ""))
     return 0

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import queue
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, ClassVar, cast
 
 from rich.style import Style
+from rich.text import Text
 from textual import work
 from textual.app import App
 from textual.binding import Binding, BindingType
@@ -30,7 +32,7 @@ from textual.widgets import Static, TabbedContent
 from textual.worker import get_current_worker
 
 from pooltui.sim.snapshot import Snapshot
-from pooltui.tui.breakpoints import BreakpointSet, Names, parse_breakpoint
+from pooltui.tui.breakpoints import Breakpoint, BreakpointSet, Names, parse_breakpoint
 from pooltui.tui.colors import Palette, palette_from_theme
 from pooltui.tui.debugger import DebuggerScreen
 from pooltui.tui.details import (
@@ -47,6 +49,7 @@ from pooltui.tui.messages import (
     ChangeSpeed,
     ClearInspection,
     Drive,
+    Find,
     HandlerFailed,
     InspectBlock,
     Pause,
@@ -71,6 +74,7 @@ from pooltui.tui.widgets.panels import (
     set_text,
 )
 from pooltui.tui.widgets.source import SourceView
+from pooltui.tui.widgets.timeline import Timeline
 
 SPEEDS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 5000, 10000, 100000)
 
@@ -123,6 +127,10 @@ class PoolApp(App[int]):
         self.frames_applied = 0
         self.failures: list[str] = []  # every handler that failed: "where: Type: message"
         self._failed = False  # the current stop is a failure of pooltui itself
+        self._failed_seq = -1
+        self._stale_seq = 0  # frames of commands up to this one belong to a replaced simulation
+        self._reload_note = ""  # said with the first frame after a reload
+        self._reload_target = -1  # the event a reload goes back to
         self.ended = False  # the simulation has reached its end (or halted): no more events
 
     @classmethod
@@ -133,14 +141,22 @@ class PoolApp(App[int]):
 
     # ----------------------------------------------------------------- lifecycle
     def on_mount(self) -> None:
-        self.theme_changed_signal.subscribe(self, self._on_theme_changed)
-        self._resolve_palette()
-        if self.sim is None:
-            self.push_screen(CompileErrorScreen(self.spec, self.compile_error or "unknown error"))
-            return
-        self._open_debugger()
+        try:
+            self.theme_changed_signal.subscribe(self, self._on_theme_changed)
+            self._resolve_palette()
+            if self.sim is None:
+                self.push_screen(
+                    CompileErrorScreen(self.spec, self.compile_error or "unknown error")
+                )
+                return
+            self._open_debugger()
+        except Exception as exc:  # nothing to show it in: leave with one line, no traceback
+            self.failures.append(f"PoolApp.on_mount: {type(exc).__name__}: {exc}")
+            self.exit(1, message=start_failure(exc))
 
-    def _open_debugger(self) -> None:
+    def _open_debugger(
+        self, *, start_worker: bool = True, carry: dict[str, Any] | None = None
+    ) -> None:
         assert self.sim is not None
         self.debugger = DebuggerScreen(
             self.sim,
@@ -149,14 +165,19 @@ class PoolApp(App[int]):
             parse_breakpoint=self.parse_breakpoint,
             watches=self.watches,
             compile_expression=self.compile_expression,
+            carry=carry,
         )
         self.push_screen(self.debugger)
-        self._sim_worker()
+        if start_worker:
+            self._sim_worker()
         self.send("refresh")
 
     @guarded
     def on_reload(self, message: Reload) -> None:
-        """From the compile-error screen: compile again."""
+        """Compile the spec again: from the compile-error screen, or in place (ctrl+r)."""
+        if self.debugger is not None and self.sim is not None:
+            self.reload_in_place()
+            return
         sim, error = load_spec(self.spec)
         if sim is None:
             self.compile_error = error
@@ -170,6 +191,84 @@ class PoolApp(App[int]):
         self.controller = self._new_controller(sim)
         self.pop_screen()
         self._open_debugger()
+
+    def reload_in_place(self) -> None:
+        """Recompile; on success a new simulation with the same breakpoints and watches, at
+        the same event when it still has one. On errors the old simulation stays and the
+        errors show in the Details tab."""
+        sim, error = load_spec(self.spec)
+        if sim is None:
+            self.stop = "reload: the spec does not compile; the simulation before it stays"
+            self.stop_kind = "error"
+            self._failed = False
+            self._refresh_status()
+            screen = self.debugger
+            if screen is not None and screen.is_mounted:
+                text = Text()
+                text.append(
+                    "The spec does not compile:\n", Style(bold=True, color=self.palette.error)
+                )
+                text.append(error or "unknown error")
+                text.append(
+                    "\n\nFix it and press ctrl+r again; until then this is the simulation before.",
+                    "dim",
+                )
+                set_text(screen.query_one("#details-body", Static), text, wrap=True)
+                screen.query_one(TabbedContent).active = "details"
+                screen.show_view("side")
+            return
+        index = self.snapshot.event_index if self.snapshot is not None else -1
+        old = self.debugger
+        carry = old.carry_state() if old is not None else None
+        if self.controller is not None:
+            self.controller.interrupt_gen += 1  # stop whatever it was doing
+        self.sim = sim
+        self._stale_seq = self._seq  # frames of the old simulation still on their way
+        self.controller = self._new_controller(sim)
+        self.snapshot = None
+        self.ended = False
+        self.inspecting = None
+        self.running = False
+        dropped = self._recompile_breakpoints()
+        self.watches[:] = [(text, self._compile_or_none(text)) for text, _ in self.watches]
+        if old is not None:
+            self.pop_screen()
+        self._open_debugger(start_worker=False, carry=carry)
+        if self.watches:
+            self.send("watches", watches=tuple(self.watches))
+        if index >= 0:
+            self.send("goto", index=index)
+        self._reload_note = "reloaded the spec" + (f"; {dropped}" if dropped else "")
+        self._reload_target = index
+
+    def _compile_or_none(self, text: str) -> Any:
+        try:
+            return self.compile_expression(text)
+        except Exception:
+            return None
+
+    def _recompile_breakpoints(self) -> str:
+        """Each breakpoint parsed again against the new spec; those that no longer make
+        sense are dropped, and said."""
+        kept: list[Breakpoint] = []
+        dropped: list[str] = []
+        for bp in self.breakpoints:
+            text = bp.describe()
+            try:
+                new = self.parse_breakpoint(text)
+            except Exception as exc:
+                first = str(getattr(exc, "text", exc)).splitlines()[0]
+                dropped.append(f"breakpoint #{bp.id} ({text}) dropped: {first}")
+                continue
+            new.id, new.enabled, new.one_shot, new.ignore = (
+                bp.id,
+                bp.enabled,
+                bp.one_shot,
+                bp.ignore,
+            )
+            kept.append(new)
+        self.breakpoints.items[:] = kept
+        return "; ".join(dropped)
 
     def on_unmount(self) -> None:
         self._commands.put(None)
@@ -203,7 +302,22 @@ class PoolApp(App[int]):
     def _new_controller(self, sim: SimLike) -> Controller:
         controller = Controller(sim)
         controller.ui_ready = self._ui_ready
+        controller.sample_expr = self._timeline_expression(sim)
         return controller
+
+    def _timeline_expression(self, sim: SimLike) -> Any:
+        """`allocated(POOL)` of the first pool with a finite cap (its first member), the
+        figure the worker samples for the timeline; None when there is none."""
+        program = getattr(sim, "program", None)
+        for pool in getattr(program, "pools", ()):
+            cap = getattr(pool, "cap", math.inf)
+            if isinstance(cap, int | float) and math.isfinite(cap):
+                label = f"{pool.name}[0]" if getattr(pool, "family", False) else pool.name
+                try:
+                    return self.compile_expression(f"allocated({label})", program)
+                except Exception:  # no timeline figure: the timeline shows the frames only
+                    return None
+        return None
 
     # ----------------------------------------------------------------- commands
     def send(self, kind: str, **kwargs: Any) -> None:
@@ -258,6 +372,23 @@ class PoolApp(App[int]):
             self.send(message.kind)
 
     @guarded
+    def on_find(self, message: Find) -> None:
+        """The next / previous event of a moment and/or a session (`]`, `[`, the palette)."""
+        session = message.session
+        if session == ".":  # the current event's session
+            ev = self.snapshot.last_event if self.snapshot is not None else None
+            session = ev.session if ev is not None else None
+            if session is None:
+                self.stop, self.stop_kind = "this event has no session", "goal"
+                self._refresh_status()
+                return
+        bp = Breakpoint(1, "moment", moment=message.moment, session=session)
+        what = " ".join(
+            x for x in (message.moment or "event", f"of {session}" if session else "") if x
+        )
+        self.send("find", index=message.direction, breakpoints=BreakpointSet([bp], 2), what=what)
+
+    @guarded
     def on_pause(self, message: Pause) -> None:
         self.pause()
 
@@ -292,6 +423,7 @@ class PoolApp(App[int]):
         status bar and the Details tab (no traceback); the app keeps running."""
         self.failures.append(f"{where}: {type(error).__name__}: {error}")
         self._applied = self._issued  # nothing waits for a frame that will not come
+        self._failed_seq = self._issued  # frames of commands sent before do not hide it
         self.running = False
         self.stop = f"internal error ({where}): {type(error).__name__}: {error}"
         self.stop_kind = "error"
@@ -308,12 +440,14 @@ class PoolApp(App[int]):
         text = failure_text(self.stop or "", Style(color=self.palette.error))
         set_text(screen.query_one("#details-body", Static), text, wrap=True)
         screen.query_one(TabbedContent).active = "details"
+        screen.show_view("side")
 
     # ----------------------------------------------------------------- frames
     @guarded
     def on_sim_frame(self, message: SimFrame) -> None:
         try:
-            self.apply_frame(message.frame)
+            if message.frame.seq > self._stale_seq:  # not of a simulation reloaded since
+                self.apply_frame(message.frame)
         finally:
             self._frames_shown += 1
 
@@ -336,12 +470,19 @@ class PoolApp(App[int]):
             self._applied = max(self._applied, frame.seq)
             if frame.seq >= self._issued:
                 self.running = False
-            self.stop = frame.stop
-            self.stop_kind = frame.stop_kind
-            self.error_text = frame.error_text
+            if not (self._failed and frame.seq <= self._failed_seq):
+                self.stop = frame.stop
+                self.stop_kind = frame.stop_kind
+                self.error_text = frame.error_text
+                if self._reload_note and frame.seq >= self._issued:
+                    note, self._reload_note = self._reload_note, ""
+                    at = frame.snapshot.event_index
+                    if at < self._reload_target:
+                        note += f"; it has no event #{self._reload_target} now (it ends at #{at})"
+                    self.stop = f"{note} — {frame.stop}" if frame.stop else note
             if frame.breakpoints is not None:
                 self._merge_hits(frame.breakpoints)
-        else:
+        elif not self._failed:
             self.stop = None
         self.watch_values = frame.watches
         if screen is None or not screen.is_mounted:
@@ -356,6 +497,7 @@ class PoolApp(App[int]):
         self._set_palette(screen)  # a reactive: nothing happens unless the theme changed
         log = screen.query_one(EventLog)
         log.add_events(frame.events_from, frame.new_events)
+        screen.query_one(Timeline).add(snap, frame.new_events, frame.samples)
         log.cursor = snap.event_index
         screen.query_one(PoolsPanel).snapshot = snap
         screen.query_one(QueuePanel).snapshot = snap
@@ -446,6 +588,7 @@ class PoolApp(App[int]):
             return
         if switch:
             screen.query_one(TabbedContent).active = "details"
+            screen.show_view("side")
 
     # ----------------------------------------------------------------- breakpoints, watches
     def names(self) -> Names:
@@ -456,16 +599,30 @@ class PoolApp(App[int]):
         if self.snapshot is not None:
             pools += [p.label for p in self.snapshot.pools]
             stages += [s.label for s in self.snapshot.stages]
-        return Names(tuple(pools), tuple(stages), tuple(classes))
+        counts = [(c.name, int(c.count)) for c in getattr(program, "sessions", ())]
+        pool_members = [
+            (p.name, int(getattr(p, "count", 1))) for p in getattr(program, "pools", ())
+        ]
+        stage_members = [
+            (s.name, int(getattr(s, "count", 1))) for s in getattr(program, "stages", ())
+        ]
+        return Names(
+            tuple(pools),
+            tuple(stages),
+            tuple(classes),
+            tuple(counts),
+            tuple(pool_members),
+            tuple(stage_members),
+        )
 
-    def compile_expression(self, text: str) -> Any:
+    def compile_expression(self, text: str, program: Any = None) -> Any:
         if self._compile_condition is not None:
             return self._compile_condition(text)
         import pooltui.lang as lang
 
         # The front end loads lazily (module __getattr__), so mypy sees an object here.
         compile_condition = cast(Callable[..., Any], lang.compile_condition)
-        program = getattr(self.sim, "program", None)
+        program = program if program is not None else getattr(self.sim, "program", None)
         return compile_condition(text, program, "<condition>")
 
     def parse_breakpoint(self, text: str) -> Any:
@@ -509,6 +666,18 @@ class PoolApp(App[int]):
         screen.query_one(QueuePanel).palette = self.palette
         screen.query_one(StagesPanel).palette = self.palette
         screen.query_one(WatchesPanel).palette = self.palette
+        timeline = screen.query_one(Timeline)
+        if timeline.palette != self.palette:
+            timeline.palette = self.palette
+            timeline.refresh()
+
+
+def start_failure(error: BaseException) -> str:
+    """The one line `pooltui SPEC` prints when the debugger cannot even open."""
+    return (
+        f"pooltui: internal error: the debugger could not open: {type(error).__name__}: "
+        f"{error} (this is a bug in pooltui; please report it with the spec)"
+    )
 
 
 def _bindings(bindings: Iterable[BindingType]) -> list[Binding]:

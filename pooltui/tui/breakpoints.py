@@ -259,6 +259,12 @@ class Names:
     pools: tuple[str, ...] = ()  # names and member labels
     stages: tuple[str, ...] = ()
     classes: tuple[str, ...] = ()
+    sessions: tuple[tuple[str, int], ...] = ()  # (class, how many sessions it has)
+    pool_members: tuple[tuple[str, int], ...] = ()  # (pool, members: 1 unless a family)
+    stage_members: tuple[tuple[str, int], ...] = ()
+
+    def known(self) -> bool:
+        return bool(self.pools or self.stages or self.classes)
 
 
 _KEYS = {"pool": "pool", "stage": "stage", "class": "session_class", "session": "session"}
@@ -340,12 +346,74 @@ def parse_breakpoint(
                     )
                 if not value:
                     raise BreakpointError(f"{key}= needs a name")
+                if names is not None and names.known():
+                    _can_fire(key, value, names)
                 setattr(bp, _KEYS[key], value)
             else:
                 _narrow_bare(bp, word, names)
     if options:
         _parse_options(options, bp)
     return bp
+
+
+def _member(word: str) -> tuple[str, int | None] | None:
+    """`kv` -> ("kv", None); `kv[2]` -> ("kv", 2); anything else None."""
+    m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)(?:\[(\d+)\])?", word)
+    if m is None:
+        return None
+    return m.group(1), int(m.group(2)) if m.group(2) is not None else None
+
+
+def _can_fire(key: str, value: str, names: Names) -> None:
+    """A narrowing to something this spec does not have can never fire: refuse it, say
+    why, suggest the nearest name."""
+    if key == "class":
+        if value not in names.classes:
+            raise BreakpointError(
+                f"class={value} can never fire: this spec's session classes are "
+                f"{_listed(names.classes)}{_suggest(value, names.classes)}"
+            )
+        return
+    kinds = {
+        "pool": ("pool", names.pools, dict(names.pool_members)),
+        "stage": ("stage", names.stages, dict(names.stage_members)),
+        "session": ("session class", names.classes, dict(names.sessions)),
+    }
+    what, choices, counts = kinds[key]
+    parts = _member(value)
+    bases = sorted({c.split("[", 1)[0] for c in choices})
+    if parts is None or parts[0] not in bases:
+        hint = _suggest(value, [*choices, *bases])
+        if not hint:  # perhaps another kind of name: pool=gpu when gpu is a stage
+            for other, names_of in (("pool", names.pools), ("stage", names.stages)):
+                if other != key:
+                    near = closest(value, names_of, n=1, cutoff=0.5)
+                    if near:
+                        hint = f"; did you mean {other}={near[0]}?"
+                        break
+        raise BreakpointError(
+            f"{key}={value} can never fire: this spec has no {what} "
+            f"{parts[0] if parts else value!r} (it has {_listed(bases)}){hint}"
+        )
+    base, index = parts
+    count = counts.get(base)
+    if key == "session" and index is None and (count or 0) > 1:
+        raise BreakpointError(
+            f"session={value} names a class, not one session: write class={value}, "
+            f"or session={value}[0] (0 to {max(0, (count or 1) - 1)})"
+        )
+    if index is not None and count is not None and index >= count:
+        one = "session" if key == "session" else "member"
+        raise BreakpointError(
+            f"{key}={value} can never fire: {base} has {count} {one}{'s' if count != 1 else ''}"
+            f" ({base}[0] to {base}[{count - 1}])"
+            + (f"; did you mean {base}[{count - 1}]?" if count else "")
+        )
+
+
+def _listed(names: Iterable[str]) -> str:
+    shown = list(names)
+    return ", ".join(shown) if shown else "none"
 
 
 def _narrow_bare(bp: Breakpoint, word: str, names: Names | None) -> None:
@@ -362,6 +430,7 @@ def _narrow_bare(bp: Breakpoint, word: str, names: Names | None) -> None:
             bp.session_class = word
             return
         if base in names.classes and "[" in word:
+            _can_fire("session", word, names)
             bp.session = word
             return
         every = (*names.pools, *names.stages, *names.classes)

@@ -10,23 +10,67 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+from rich.style import Style
+from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.command import DiscoveryHit, Hit, Hits, Provider
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import Footer, Static, TabbedContent, TabPane
+from textual.widgets import Footer, Static, Tab, TabbedContent, TabPane, Tabs
 
+from pooltui.sim.events import MOMENTS, Event
 from pooltui.sim.snapshot import Snapshot
+from pooltui.tui.colors import session_hex
 from pooltui.tui.driver import SimLike
-from pooltui.tui.messages import ChangeSpeed, ClearInspection, Drive, InspectBlock, Pause, guarded
+from pooltui.tui.messages import (
+    ChangeSpeed,
+    ClearInspection,
+    Drive,
+    Find,
+    InspectBlock,
+    Pause,
+    Reload,
+    guarded,
+    guarded_compose,
+)
 from pooltui.tui.prose import reflow
-from pooltui.tui.screens import BreakpointsScreen, GotoScreen, WatchesScreen
+from pooltui.tui.screens import (
+    BreakpointsScreen,
+    FilterScreen,
+    GotoScreen,
+    MomentScreen,
+    WatchesScreen,
+    parse_filter,
+)
 from pooltui.tui.widgets.blockmap import BlockMapView
 from pooltui.tui.widgets.eventlog import EventLog
-from pooltui.tui.widgets.panels import PoolsPanel, QueuePanel, StagesPanel, WatchesPanel
+from pooltui.tui.widgets.panels import (
+    PoolsPanel,
+    QueuePanel,
+    StagesPanel,
+    WatchesPanel,
+    set_text,
+)
 from pooltui.tui.widgets.source import SourceView
+from pooltui.tui.widgets.timeline import Timeline
+
+
+def why_text(event: Event | None) -> Text:
+    """The why line: `#index moment session: why`, all of it."""
+    text = Text()
+    if event is None:
+        text.append("why: ", Style(bold=True))
+        text.append("no event yet (n steps one)", "dim italic")
+        return text
+    text.append(f"#{event.index} {event.moment}", Style(bold=True))
+    if event.session:
+        text.append(f" {event.session}", Style(color=session_hex(event.session_id), bold=True))
+    text.append(": ", Style(bold=True))
+    text.append(event.why)
+    return text
 
 
 class DebuggerCommands(Provider):
@@ -44,6 +88,19 @@ class DebuggerCommands(Provider):
         ("Breakpoints", "breakpoints", "add, disable, delete breakpoints (b)"),
         ("Watches", "watches", "expressions shown at every step (w)"),
         ("Help: keys", "app.help", "every binding (?, F1)"),
+        ("Filter the event log", "filter", "only some moments and/or sessions (/)"),
+        ("Reload the spec", "reload", "compile it again, keep breakpoints and watches (ctrl+r)"),
+        ("Teaching mode", "teach", "the spec's notes take the right side (t)"),
+        ("Next event of this session", "find(1, None, '.')", "the current event's session (] .)"),
+        ("Previous event of this session", "find(-1, None, '.')", "([ .)"),
+        *(
+            (f"Next {moment}", f"find(1, '{moment}')", f"the next {moment} event (] then a key)")
+            for moment in MOMENTS
+        ),
+        *(
+            (f"Previous {moment}", f"find(-1, '{moment}')", f"the previous {moment} event ([)")
+            for moment in MOMENTS
+        ),
     )
 
     def _callback(self, action: str) -> Callable[[], Any]:
@@ -69,6 +126,48 @@ class DebuggerCommands(Provider):
                 yield Hit(score, matcher.highlight(name), self._callback(action), help=help_text)
 
 
+VIEWS = (
+    ("pools", "Pools"),
+    ("events", "Events"),
+    ("queue", "Queue"),
+    ("stages", "Stages"),
+    ("source", "Source"),
+    ("side", "Notes·Watches·Details"),
+)
+NARROW_WIDTH = 100  # narrower than this, or lower than NARROW_HEIGHT: one panel at a time
+NARROW_HEIGHT = 28
+COMPACT_WIDTH = 150  # narrower: the footer packs its keys tighter
+KEY_LINE_WIDTH = 140  # narrower: the key line instead of the footer (which would cut q, ?)
+# The narrow layout's key line (its footer would cut b, w, q and ?): the essentials first.
+KEYS = (
+    ("?", "help"),
+    ("q", "quit"),
+    ("b", "break"),
+    ("w", "watch"),
+    ("v", "panel"),
+    ("n/p", "step"),
+    ("c", "cont"),
+    ("g", "goto"),
+    ("]/[", "next"),
+    ("/", "filter"),
+    ("t", "teach"),
+    ("r", "run"),
+    ("^r", "reload"),
+)
+
+
+def keys_line(narrow: bool = True) -> Text:
+    text = Text()
+    for key, what in KEYS:
+        if key == "v" and not narrow:
+            continue  # every panel is on screen
+        if text:
+            text.append("  ")
+        text.append(key, Style(bold=True))
+        text.append(f" {what}")
+    return text
+
+
 class DebuggerScreen(Screen[None]):
     """Pools, queue and stages above; the event log, the source and the side tabs below."""
 
@@ -87,11 +186,20 @@ class DebuggerScreen(Screen[None]):
         Binding("b", "breakpoints", "Breakpoints", id="breakpoints"),
         Binding("w", "watches", "Watches", id="watches"),
         Binding("escape", "clear_inspect", "Clear inspection", id="clear_inspect", show=False),
+        Binding("right_square_bracket", "find(1)", "Next…", id="find_next", show=False),
+        Binding("left_square_bracket", "find(-1)", "Previous…", id="find_previous", show=False),
+        Binding("slash", "filter", "Filter", id="filter", show=False),
+        Binding("t", "teach", "Teach", id="teach", show=False),
+        Binding("ctrl+r", "reload", "Reload spec", id="reload", show=False),
+        Binding("v", "next_view", "Next panel (narrow)", id="next_view", show=False),
     ]
     COMMANDS: ClassVar[set[type[Provider] | Callable[[], type[Provider]]]] = {DebuggerCommands}
 
     snapshot: reactive[Snapshot | None] = reactive(None, always_update=True, repaint=False)
     running: reactive[bool] = reactive(False, repaint=False)
+    narrow: reactive[bool] = reactive(False, repaint=False)
+    view: reactive[str] = reactive("pools", repaint=False)
+    teaching: reactive[bool] = reactive(False, repaint=False)
 
     def __init__(
         self,
@@ -102,8 +210,10 @@ class DebuggerScreen(Screen[None]):
         parse_breakpoint: Callable[[str], Any] | None = None,
         watches: list[tuple[str, Any]] | None = None,
         compile_expression: Callable[[str], Any] | None = None,
+        carry: dict[str, Any] | None = None,
     ) -> None:
         super().__init__()
+        self.carry = carry or {}  # the layout of the screen this one replaces (a reload)
         self.sim = sim
         self.spec_name = spec_name
         program = getattr(sim, "program", None)
@@ -114,9 +224,29 @@ class DebuggerScreen(Screen[None]):
         self.watches = watches if watches is not None else []
         self.compile_expression = compile_expression
         self._bindings_key: tuple[bool, ...] = ()
+        self._why_from_log = False
+        self.filter_text = ""
+        self.key_line = False
 
+    @guarded_compose
     def compose(self) -> ComposeResult:
         yield Static(id="status")
+        yield Timeline(id="timeline")
+        yield Tabs(*(Tab(label, id=f"view-{name}") for name, label in VIEWS), id="views")
+        with Horizontal(id="main"):
+            with Vertical(id="left"):
+                yield from self._top()
+                yield from self._bottom()
+            teach = VerticalScroll(
+                Static(self.notes_text(), id="teach-body", markup=False), id="teach-notes"
+            )
+            teach.border_title = "Notes"
+            yield teach
+        yield Static(id="why", markup=False)
+        yield Static(keys_line(), id="keys", markup=False)
+        yield Footer()
+
+    def _top(self) -> ComposeResult:
         with Horizontal(id="top"):
             pools = PoolsPanel(id="pools", classes="panel")
             pools.border_title = "Pools"
@@ -128,6 +258,8 @@ class DebuggerScreen(Screen[None]):
                 s = StagesPanel(id="stages", classes="panel")
                 s.border_title = "Stages"
                 yield s
+
+    def _bottom(self) -> ComposeResult:
         with Horizontal(id="bottom"):
             log = EventLog(id="events", classes="panel")
             log.border_title = "Events"
@@ -137,23 +269,128 @@ class DebuggerScreen(Screen[None]):
             yield src
             with TabbedContent(id="side", classes="panel", initial="notes"):
                 with TabPane("Notes", id="notes"):
-                    yield Static(
-                        reflow(self.header_comment) or "(the spec opens with no comment)",
-                        id="notes-body",
-                        markup=False,
-                    )
+                    yield Static(self.notes_text(), id="notes-body", markup=False)
                 with TabPane("Watches", id="watches"):
                     yield WatchesPanel(id="watches-body")
                 with TabPane("Details", id="details"):
                     yield Static("Click a block or a session to inspect it.", id="details-body")
-        yield Footer()
 
+    def notes_text(self) -> str:
+        return reflow(self.header_comment) or "(the spec opens with no comment)"
+
+    # -- layout: wide (every panel), narrow (one panel at a time, chosen by tabs), teaching
+    @guarded
+    def on_resize(self, event: events.Resize) -> None:
+        self.narrow = event.size.width < NARROW_WIDTH or event.size.height < NARROW_HEIGHT
+        self.key_line = event.size.width < KEY_LINE_WIDTH
+        for footer in self.query(Footer):
+            footer.compact = event.size.width < COMPACT_WIDTH
+        self._apply_layout()
+
+    def watch_narrow(self) -> None:
+        self._apply_layout()
+
+    def watch_view(self) -> None:
+        self._apply_layout()
+
+    def watch_teaching(self) -> None:
+        self._apply_layout()
+
+    @guarded
+    def on_tabs_tab_activated(self, message: Tabs.TabActivated) -> None:
+        if message.tabs.id != "views":
+            return
+        message.stop()
+        tab_id = message.tab.id if message.tab is not None else None
+        if tab_id and tab_id.startswith("view-"):
+            self.view = tab_id[len("view-") :]
+
+    def _apply_layout(self) -> None:
+        """Show what the layout and the view say: every panel when wide; when narrow, the
+        tabs and the one panel chosen; when teaching, the notes take the right side."""
+        if not self.is_mounted or not self.query("#pools"):
+            return  # not composed yet, or its compose failed (its message shows instead)
+        narrow, view, teaching = self.narrow, self.view, self.teaching
+        self.set_class(narrow, "narrow")
+        self.set_class(teaching, "teaching")
+        shown = {name: not narrow or view == name for name, _ in VIEWS}
+        if teaching:
+            shown["queue"] = shown["stages"] = shown["side"] = False
+            if narrow:
+                shown = dict.fromkeys(shown, False)
+        for name, on_screen in shown.items():
+            self.query_one(f"#{name}").display = on_screen
+        self.query_one("#right").display = shown["queue"] or shown["stages"]
+        self.query_one("#top").display = shown["pools"] or shown["queue"] or shown["stages"]
+        self.query_one("#bottom").display = shown["events"] or shown["source"] or shown["side"]
+        self.query_one("#left").display = any(shown.values())
+        self.query_one("#views").display = narrow and not teaching
+        key_line = narrow or self.key_line
+        keys = self.query_one("#keys", Static)
+        keys.display = key_line
+        set_text(keys, keys_line(narrow))
+        self.query_one(Footer).display = not key_line
+        notes = self.query_one("#teach-notes")
+        notes.display = teaching
+        tabs = self.query_one("#views", Tabs)
+        if tabs.active != f"view-{view}":
+            tabs.active = f"view-{view}"
+
+    @guarded
+    def action_next_view(self) -> None:
+        names = [name for name, _ in VIEWS]
+        self.view = names[(names.index(self.view) + 1) % len(names)]
+
+    @guarded
+    def action_reload(self) -> None:
+        self.post_message(Reload())
+
+    @guarded
+    def action_teach(self) -> None:
+        self.teaching = not self.teaching
+
+    def show_view(self, name: str) -> None:
+        """In the narrow layout, bring a panel forward (the app shows Details this way)."""
+        if self.narrow and not self.teaching:
+            self.view = name
+
+    @guarded
     def on_mount(self) -> None:
         self.query_one(EventLog).focus()
+        carry = self.carry
+        if carry:
+            self.view = carry.get("view", self.view)
+            self.teaching = carry.get("teaching", False)
+            self.filter_text = carry.get("filter", "")
+            if self.filter_text:
+                self._set_filter(self.filter_text)
+        self._apply_layout()
+
+    def carry_state(self) -> dict[str, Any]:
+        """What a reload keeps of this screen: the panel shown, teaching, the log's filter."""
+        return {"view": self.view, "teaching": self.teaching, "filter": self.filter_text}
 
     # -- what the footer shows follows the state the app sets
     def watch_snapshot(self) -> None:
         self._bindings_changed()
+        self._why_from_log = False
+        self.show_why()
+
+    def show_why(self) -> None:
+        """The why of the event the log's selection is on (if it moved last), else of the
+        current event: whole, wrapped, under the panels (the log cuts long ones)."""
+        event = None
+        if self._why_from_log:
+            logs = self.query(EventLog)
+            if logs:
+                log = logs.first()
+                event = log.event_at(log.selected) if log.selected is not None else None
+        if event is None and self.snapshot is not None:
+            event = self.snapshot.last_event
+        text = why_text(event)
+        for bar in self.query("#why"):
+            if isinstance(bar, Static):
+                set_text(bar, text, wrap=True)
 
     def watch_running(self) -> None:
         self._bindings_changed()
@@ -239,6 +476,50 @@ class DebuggerScreen(Screen[None]):
         self.app.push_screen(GotoScreen(), done)
 
     @guarded
+    def action_find(
+        self, direction: int, moment: str | None = None, session: str | None = None
+    ) -> None:
+        """`]` / `[`: a key then names the moment; from the palette, the moment is given."""
+        if moment is not None or session is not None:
+            self.post_message(Find(direction, moment, session))
+            return
+
+        def done(picked: tuple[str | None, str | None] | None) -> None:
+            if picked is not None:
+                self.post_message(Find(direction, picked[0], picked[1]))
+
+        self.app.push_screen(MomentScreen(direction), done)
+
+    @guarded
+    def action_filter(self) -> None:
+        check = self._filter_check
+
+        def done(text: str | None) -> None:
+            if text is None:
+                return
+            self._set_filter(text)
+            self.show_view("events")
+
+        self.app.push_screen(FilterScreen(self.filter_text, check), done)
+
+    def _filter_check(self, text: str) -> tuple[frozenset[str], frozenset[str]]:
+        program = getattr(self.sim, "program", None)
+        classes = [c.name for c in getattr(program, "sessions", ())]
+        return parse_filter(text, MOMENTS, classes)
+
+    def _set_filter(self, text: str) -> None:
+        log = self.query_one(EventLog)
+        self.filter_text = text
+        try:
+            log.set_filter(self._filter_check(text) if text else None)
+        except ValueError:  # a session class the reloaded spec no longer has
+            self.filter_text = ""
+            log.set_filter(None)
+        log.border_title = (
+            f"Events — only {self.filter_text} (/ to change)" if self.filter_text else "Events"
+        )
+
+    @guarded
     def action_breakpoints(self) -> None:
         assert self.parse_breakpoint is not None
         self.app.push_screen(BreakpointsScreen(self.breakpoints, self.parse_breakpoint))
@@ -254,9 +535,20 @@ class DebuggerScreen(Screen[None]):
 
     # -- messages from widgets, passed on in the app's words
     @guarded
+    def on_event_log_selected(self, message: EventLog.Selected) -> None:
+        message.stop()
+        self._why_from_log = message.index is not None
+        self.show_why()
+
+    @guarded
     def on_event_log_chosen(self, message: EventLog.Chosen) -> None:
         message.stop()
         self.post_message(Drive("goto", index=message.index))
+
+    @guarded
+    def on_timeline_clicked(self, message: Timeline.Clicked) -> None:
+        message.stop()
+        self.post_message(Drive("goto_time", time=message.time))
 
     @guarded
     def on_block_map_view_block_clicked(self, message: BlockMapView.BlockClicked) -> None:

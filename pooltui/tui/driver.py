@@ -15,7 +15,7 @@ import bisect
 import math
 import time as _time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from pooltui.lang.errors import render as render_diagnostic
@@ -24,6 +24,7 @@ from pooltui.sim.events import Event
 from pooltui.sim.snapshot import Snapshot, Violation
 from pooltui.tui.breakpoints import BreakpointSet, Hit
 
+SAMPLES = 1024  # the timeline's samples: about this many over the run so far
 FRAME_INTERVAL = 0.05  # at most ~20 frames a second while running
 BREATHE_EVERY = 0.002  # a long run hands the GIL to the UI thread this often
 BREATHE_FOR = 0.0
@@ -68,9 +69,10 @@ class Command:
     rate: float = 10.0  # run: events per second
     breakpoints: BreakpointSet | None = None  # continue / reverse / run: a private copy
     watches: tuple[tuple[str, Any], ...] = ()  # watches: (text, compiled expr)
+    what: str = ""  # find: what is looked for, in words ("preempt of chat[3]")
 
 
-LONG = ("continue", "reverse", "goto", "goto_time", "run")
+LONG = ("continue", "reverse", "goto", "goto_time", "run", "find")
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,7 @@ class Frame:
     )
     breakpoints: BreakpointSet | None = None  # the run's copy, with hit counts
     error_text: str | None = None  # a runtime error of the spec, located, as `check` renders
+    samples: tuple[tuple[float, float], ...] = ()  # (time, sample_expr's value) since the last
 
 
 @dataclass
@@ -117,6 +120,25 @@ class Controller:
     _watch_prev: dict[str, Number | None] = field(default_factory=dict)
     ui_ready: Callable[[], bool] = lambda: True  # the UI has shown every frame posted
     _breath: float = 0.0
+    sample_expr: Any = None  # the timeline's figure (a pool's allocated units), or None
+    _samples: list[tuple[float, float]] = field(default_factory=list)
+    _next_sample: float = 0.0
+
+    def _sample(self) -> None:
+        """After a step: the timeline's figure, when the time has moved on enough (about
+        SAMPLES samples over the run so far, however many events it has)."""
+        if self.sample_expr is None:
+            return
+        t = self.sim.time
+        if t < self._next_sample:
+            return
+        try:
+            value = float(self.sim.evaluate(self.sample_expr))
+        except Exception:  # a figure it cannot read: no timeline, never a failure
+            self.sample_expr = None
+            return
+        self._samples.append((t, value))
+        self._next_sample = t + max(1e-9, t / SAMPLES)
 
     # ----------------------------------------------------------------- helpers
     def _new_events(self) -> tuple[int, tuple[Event, ...]]:
@@ -180,6 +202,9 @@ class Controller:
             if h_stop is not None and stop_kind in (None, "goal", "end"):
                 stop, stop_kind = h_stop, h_kind
         start, new = self._new_events()
+        self._sample()
+        samples = tuple(self._samples)
+        self._samples.clear()
         return Frame(
             seq=cmd.seq,
             final=final,
@@ -192,6 +217,7 @@ class Controller:
             stop_kind=stop_kind,
             breakpoints=bps,
             error_text=error_text,
+            samples=samples,
         )
 
     def _interrupted(self, cmd: Command) -> bool:
@@ -272,6 +298,7 @@ class Controller:
                 return
             if sim.step() is None:
                 break
+            self._sample()
             last = self._maybe_progress(cmd, post, last)
         if sim.cursor == target:
             self._goal(cmd, post, f"went to event #{target}")
@@ -306,6 +333,7 @@ class Controller:
             if event.time > t:
                 sim.back()
                 break
+            self._sample()
             last = self._maybe_progress(cmd, post, last)
         self._goal(cmd, post, f"went to time {seconds(t)}")
 
@@ -339,6 +367,7 @@ class Controller:
                 post(self.frame(cmd, stop="end of the simulation", stop_kind="end", bps=bps))
                 return
             steps += 1
+            self._sample()
             if sim.halted:
                 post(self.frame(cmd, bps=bps))
                 return
@@ -362,6 +391,32 @@ class Controller:
                 if left <= 0:
                     break
                 _time.sleep(min(left, 0.02))
+
+    def _do_find(self, cmd: Command, post: Callable[[Frame], None]) -> None:
+        """The next (index 1) or previous (index -1) event matching `cmd.breakpoints` (a
+        private set: the user's breakpoints neither stop it nor count its hits)."""
+        forward = cmd.index >= 0
+        word = "next" if forward else "previous"
+
+        def found(frame: Frame) -> None:
+            if frame.final:
+                if frame.stop_kind == "breakpoint":
+                    index = frame.snapshot.event_index
+                    frame = replace(
+                        frame, stop=f"{word} {cmd.what}: event #{index}", stop_kind="goal"
+                    )
+                elif frame.stop_kind in ("end", "start", None, "goal"):
+                    where = "after this event" if forward else "before this event"
+                    frame = replace(
+                        frame, stop=f"no {cmd.what} {where}", stop_kind=frame.stop_kind or "end"
+                    )
+                frame = replace(frame, breakpoints=None)
+            post(frame)
+
+        if forward:
+            self._forward(cmd, found, rate=None)
+        else:
+            self._do_reverse(cmd, found)
 
     def _do_reverse(self, cmd: Command, post: Callable[[Frame], None]) -> None:
         sim = self.sim

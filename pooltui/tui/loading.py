@@ -3,20 +3,24 @@ the words `pooltui check` uses. Never a traceback."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, cast
+from typing import Any
 
 from pooltui.tui.driver import SimLike
 
 
 def load_spec(path: str) -> tuple[SimLike | None, str | None]:
     """(simulation, None) or (None, the errors exactly as `pooltui check` prints them)."""
+    import os
+
     from pooltui.lang import SpecError
+    from pooltui.lang.frontend import compile_bytes, read_spec
 
     try:
-        import pooltui.lang as lang
-
-        program = cast(Callable[[str], Any], lang.compile_file)(path)
+        data = read_spec(path)
+    except OSError as exc:  # one line, as `pooltui check` says it
+        return None, f"pooltui: cannot read '{path}': {exc.strerror or exc}"
+    try:
+        program = compile_bytes(data, path, os.path.dirname(os.path.abspath(path)))
     except SpecError as exc:
         return None, check_text(exc)
     except OSError as exc:

@@ -8,11 +8,16 @@ is a stop with a plain message, never a traceback.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from functools import wraps
 from typing import Any, Literal, Protocol, TypeVar, cast, runtime_checkable
 
+from textual.compose import compose
+from textual.geometry import Region, Size
 from textual.message import Message
+from textual.strip import Strip
+from textual.widget import Widget
+from textual.widgets import Static
 
 from pooltui.tui.driver import Frame
 
@@ -52,6 +57,17 @@ class Drive(Message):
         self.kind: DriveKind = kind
         self.index = index
         self.time = time
+
+
+class Find(Message):
+    """Go to the next (+1) or previous (-1) event of a moment and/or a session (`.`: the
+    current event's session)."""
+
+    def __init__(self, direction: int, moment: str | None, session: str | None = None) -> None:
+        super().__init__()
+        self.direction = direction
+        self.moment = moment
+        self.session = session
 
 
 class Pause(Message):
@@ -110,6 +126,22 @@ class FailureSink(Protocol):
     def record_failure(self, where: str, error: BaseException) -> None: ...
 
 
+def report_failure(node: Any, where: str, error: BaseException) -> None:
+    """Record a failure at once on the app (or post `HandlerFailed` when the node is not
+    attached to one yet); never raises."""
+    try:
+        app = node if isinstance(node, FailureSink) else getattr(node, "app", None)
+    except Exception:  # no active app
+        app = None
+    try:
+        if isinstance(app, FailureSink):
+            app.record_failure(where, error)
+        else:
+            node.post_message(HandlerFailed(where, error))
+    except Exception:
+        pass
+
+
 def guarded(method: F) -> F:
     """A handler that never lets an exception reach Textual (which would show a traceback
     and quit): on the app it is recorded at once, elsewhere it is posted as
@@ -120,11 +152,66 @@ def guarded(method: F) -> F:
         try:
             return method(self, *args, **kwargs)
         except Exception as exc:
-            where = f"{type(self).__name__}.{method.__name__}"
-            if isinstance(self, FailureSink):
-                self.record_failure(where, exc)
-            else:
-                self.post_message(HandlerFailed(where, exc))
+            report_failure(self, f"{type(self).__name__}.{method.__name__}", exc)
             return None
 
     return cast(F, run)
+
+
+def failure_line(where: str, error: BaseException) -> str:
+    return (
+        f"pooltui could not draw this part ({where}): {type(error).__name__}: {error}. "
+        "This is a bug in pooltui; press q to quit."
+    )
+
+
+def guarded_compose(method: Callable[[Any], Iterable[Widget]]) -> Callable[[Any], Iterable[Widget]]:
+    """A `compose` that never raises: the widgets are built first (Textual's public
+    `compose` helper); if that fails, the failure is recorded and a one-line message takes
+    their place (with the id `status`, so the app's status bar shows it too)."""
+
+    @wraps(method)
+    def run(self: Any) -> Iterator[Widget]:
+        where = f"{type(self).__name__}.compose"
+        try:
+            widgets = compose(self, method(self))
+        except Exception as exc:
+            report_failure(self, where, exc)
+            yield Static(failure_line(where, exc), id="status", classes="failure", markup=False)
+            return
+        yield from widgets
+
+    return run
+
+
+class SafeRender(Widget):
+    """A mixin for widgets: a render (or measuring it) that fails draws blank and is
+    recorded once, instead of reaching Textual as a traceback."""
+
+    _pooltui_render_failed = False
+
+    def _render_failed(self, error: BaseException) -> None:
+        if not self._pooltui_render_failed:
+            self._pooltui_render_failed = True
+            report_failure(self, f"{type(self).__name__}.render", error)
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        try:
+            return super().render_lines(crop)
+        except Exception as exc:
+            self._render_failed(exc)
+            return [Strip.blank(crop.width, self.rich_style)] * crop.height
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        try:
+            return super().get_content_height(container, viewport, width)
+        except Exception as exc:
+            self._render_failed(exc)
+            return 1
+
+    def get_content_width(self, container: Size, viewport: Size) -> int:
+        try:
+            return super().get_content_width(container, viewport)
+        except Exception as exc:
+            self._render_failed(exc)
+            return 1

@@ -16,7 +16,7 @@ from textual.widgets import DataTable, Footer, Input, Static
 from pooltui.sim.events import MOMENTS
 from pooltui.tui.breakpoints import BreakpointError, BreakpointSet
 from pooltui.tui.driver import parse_goto
-from pooltui.tui.messages import BreakpointsChanged, Reload, WatchesChanged
+from pooltui.tui.messages import BreakpointsChanged, Reload, WatchesChanged, guarded_compose
 
 
 def binding_rows(groups: Iterable[tuple[str, Iterable[Binding]]], key_style: Style) -> Text:
@@ -54,6 +54,10 @@ def _key_label(key: str) -> str:
         "equals_sign": "=",
         "shift+c": "C",
         "escape": "esc",
+        "right_square_bracket": "]",
+        "left_square_bracket": "[",
+        "slash": "/",
+        "full_stop": ".",
     }
     key = key.strip()
     return names.get(key, key)
@@ -76,6 +80,7 @@ class HelpScreen(ModalScreen[None]):
         super().__init__()
         self.groups = groups
 
+    @guarded_compose
     def compose(self) -> ComposeResult:
         with VerticalScroll() as scroll:
             scroll.border_title = "Keys (esc closes)"
@@ -105,6 +110,7 @@ class GotoScreen(ModalScreen[tuple[str, float] | None]):
     GotoScreen #goto-error { color: $error; height: auto; }
     """
 
+    @guarded_compose
     def compose(self) -> ComposeResult:
         with Vertical() as box:
             box.border_title = "Go to"
@@ -180,6 +186,7 @@ class BreakpointsScreen(ExpressionScreen):
         self.breakpoints = breakpoints
         self.parse = parse
 
+    @guarded_compose
     def compose(self) -> ComposeResult:
         with Vertical() as box:
             box.border_title = "Breakpoints"
@@ -292,6 +299,7 @@ class WatchesScreen(ExpressionScreen):
         self.watches = watches
         self.compile_watch = compile_watch
 
+    @guarded_compose
     def compose(self) -> ComposeResult:
         with Vertical() as box:
             box.border_title = "Watches"
@@ -368,6 +376,7 @@ class CompileErrorScreen(Screen[None]):
         self.spec = spec
         self.text = text
 
+    @guarded_compose
     def compose(self) -> ComposeResult:
         yield Static(f"{self.spec} does not compile", id="error-title", markup=False)
         with VerticalScroll():
@@ -382,3 +391,130 @@ class CompileErrorScreen(Screen[None]):
         """The spec still does not compile: its new errors."""
         self.text = text
         self.query_one("#error-body", Static).update(text)
+
+
+# `]` / `[` then one of these keys: the next / previous event of that moment.
+MOMENT_KEYS = (
+    ("a", "admit"),
+    ("j", "reject"),
+    ("p", "preempt"),
+    ("e", "evict"),
+    ("s", "spill"),
+    ("w", "grow-wait"),
+    ("g", "grow"),
+    ("r", "release"),
+    ("q", "enqueue"),
+    ("v", "arrive"),
+    ("d", "run-done"),
+    ("i", "iteration-end"),
+    ("k", "check-failed"),
+    ("x", "end"),
+)
+
+
+class MomentScreen(ModalScreen[tuple[str | None, str | None] | None]):
+    """After `]` or `[`: one key names the moment (`.`: any event of the current event's
+    session; `,`: the same moment and session as the current event)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "pick(None)", "Cancel", id="moment.cancel"),
+        *(
+            Binding(key, f"pick('{moment}')", moment, show=False, id=f"moment.{moment}")
+            for key, moment in MOMENT_KEYS
+        ),
+        Binding("full_stop", "pick('.')", "this session", show=False, id="moment.session"),
+    ]
+    DEFAULT_CSS = """
+    MomentScreen { align: center bottom; }
+    MomentScreen > Static {
+        width: 100%; height: auto; border: round $primary; background: $surface;
+        padding: 0 1;
+    }
+    """
+
+    def __init__(self, direction: int) -> None:
+        super().__init__()
+        self.direction = direction
+
+    @guarded_compose
+    def compose(self) -> ComposeResult:
+        text = Text()
+        text.append("next " if self.direction > 0 else "previous ", Style(bold=True))
+        for key, moment in MOMENT_KEYS:
+            text.append(f"{key}", Style(bold=True))
+            text.append(f" {moment}  ")
+        text.append(".", Style(bold=True))
+        text.append(" this session  ")
+        text.append("esc", Style(bold=True))
+        text.append(" cancel")
+        yield Static(text, id="moment-keys")
+
+    def action_pick(self, moment: str | None) -> None:
+        if moment is None:
+            self.dismiss(None)
+        elif moment == ".":
+            self.dismiss((None, "."))
+        else:
+            self.dismiss((moment, None))
+
+
+def parse_filter(
+    text: str, moments: Iterable[str], classes: Iterable[str]
+) -> tuple[frozenset[str], frozenset[str]]:
+    """`preempt evict chat[3]` -> ({preempt, evict}, {chat[3]}): moments, and sessions or
+    session classes; an unknown word raises ValueError with a suggestion."""
+    from pooltui.lang.words import closest
+
+    moment_set, sessions = set(), set()
+    known_moments = tuple(moments)
+    known_classes = tuple(classes)
+    for word in text.replace(",", " ").split():
+        base = word.split("[", 1)[0]
+        if word in known_moments:
+            moment_set.add(word)
+        elif base in known_classes or (not known_classes and "[" in word):
+            sessions.add(word)
+        else:
+            near = closest(word, (*known_moments, *known_classes), n=2, cutoff=0.5)
+            hint = f"; did you mean {' or '.join(near)}?" if near else ""
+            raise ValueError(f"{word!r} is not a moment or a session{hint}")
+    return frozenset(moment_set), frozenset(sessions)
+
+
+class FilterScreen(ModalScreen[str | None]):
+    """`/`: show only the events of some moments and/or sessions (empty: all of them)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "cancel", "Cancel", id="filter.cancel")
+    ]
+    DEFAULT_CSS = """
+    FilterScreen { align: center middle; }
+    FilterScreen > Vertical {
+        width: 70; height: auto; border: thick $primary; background: $surface; padding: 1 2;
+    }
+    FilterScreen #filter-error { color: $error; height: auto; }
+    """
+
+    def __init__(self, current: str, check: Callable[[str], object]) -> None:
+        super().__init__()
+        self.current = current
+        self.check = check
+
+    @guarded_compose
+    def compose(self) -> ComposeResult:
+        with Vertical() as box:
+            box.border_title = "Filter the event log"
+            yield Static("Moments and/or sessions (preempt evict chat[3]); empty shows all:")
+            yield Input(self.current, placeholder="preempt chat[3]", id="filter-input")
+            yield Static("", id="filter-error", markup=False)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        try:
+            self.check(event.value)
+        except ValueError as exc:
+            self.query_one("#filter-error", Static).update(str(exc))
+            return
+        self.dismiss(event.value.strip())
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

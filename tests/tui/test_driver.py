@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
+from dataclasses import replace
 
 import pytest
 
@@ -123,3 +125,51 @@ def test_a_run_follows_a_new_speed_at_once() -> None:
     worker.join(30)
     assert not worker.is_alive()
     assert frames[-1].final and frames[-1].stop_kind == "end" and sim.finished
+
+
+@pytest.mark.parametrize(
+    "cmd",
+    [
+        Command("continue", breakpoints=BreakpointSet()),
+        Command("run", rate=1e9, breakpoints=BreakpointSet()),
+        Command("goto", index=80),
+        Command("goto_time", time=5.0),  # its last event at or before 5s is #79
+    ],
+)
+def test_the_worker_never_waits_for_the_screen(cmd: Command) -> None:
+    """A screen that never catches up (ui_ready always False): the worker goes on to the
+    end of its command all the same, posting no progress frame, only the final one."""
+    c = Controller(FakeSim())
+    c.ui_ready = lambda: False
+    frames = run(c, cmd)
+    assert [f.final for f in frames] == [True]
+    assert frames[0].snapshot.event_index >= 79
+
+
+@pytest.mark.parametrize("cmd", [Command("continue"), Command("run", rate=1e6)])
+def test_a_run_posts_at_most_one_frame_per_frame_interval(
+    cmd: Command, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a simulated clock (each reading 1 ms later): progress frames are at least
+    FRAME_INTERVAL apart, so the screen is drawn at most at its frame rate."""
+    from pooltui.tui import driver
+
+    clock = [0.0]
+
+    def monotonic() -> float:
+        clock[0] += 0.001
+        return clock[0]
+
+    monkeypatch.setattr(driver._time, "monotonic", monotonic)
+    monkeypatch.setattr(driver._time, "sleep", lambda s: None)
+    c = Controller(FakeSim())
+    posted: list[float] = []
+
+    def post(frame: Frame) -> None:
+        if not frame.final:
+            posted.append(clock[0])
+
+    c.execute(replace(cmd, breakpoints=BreakpointSet()), post)
+    assert posted, "a long run shows progress"
+    gaps = [b - a for a, b in itertools.pairwise(posted)]
+    assert all(gap >= driver.FRAME_INTERVAL - 1e-9 for gap in gaps)

@@ -134,3 +134,38 @@ def test_exported_svg_keeps_leading_spaces() -> None:
     out = place_leading_spaces(svg)
     assert 'x="50.0" y="5" textLength="70.0" clip-path="url(#c)">cap&#160;512</text>' in out
     assert out.count("&#160;&#160;</text>") == 1  # a run of only spaces is left alone
+
+
+def test_legend_marks_a_waiting_sessions_entry_and_names_the_true_victim() -> None:
+    """Rank 0 belongs to a session that waits on the pool: its entry is protected (its own
+    hit), so the legend says so and names the next entry as the one evicted next."""
+    from dataclasses import replace
+
+    from pooltui.sim.snapshot import QueueItemView
+
+    sim = FakeSim()
+    for _ in range(43):
+        sim.step()
+    pool = sim.snapshot().pool("kv")
+    assert len(pool.entries) >= 2
+    first, second = pool.entries[0], pool.entries[1]
+    waiting = QueueItemView(
+        session=first.session,
+        session_id=first.session_id,
+        position=0,
+        units=32,
+        need=None,
+        reserve=None,
+        hit=first.units,
+        keys=(),
+        waited=0.1,
+        preempted=False,
+        enqueued_at=0.0,
+    )
+    pool = replace(pool, queue=(waiting,))
+    lines = pool_legend(pool, 50, Palette()).plain.splitlines()
+    row0 = next(line for line in lines if "rank 0" in line)
+    row1 = next(line for line in lines if "rank 1" in line)
+    assert "evicted next" not in row0
+    assert f"protected: {first.session} waits for kv" in row0
+    assert second.session in row1 and "rank 1 = evicted next" in row1

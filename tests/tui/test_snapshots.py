@@ -187,3 +187,27 @@ def test_big_block_map_scrolled(snap_compare: Any) -> None:
         await pilot.pause()
 
     assert snap_compare(BigMapApp(), terminal_size=(120, 30), run_before=steady(before))
+
+
+def test_narrow_layout(snap_compare: Any) -> None:
+    """80x24: the panels are tabs (the pools shown), the why and the keys stay on screen."""
+    assert snap_compare(make_app(), terminal_size=(80, 24), run_before=steady(goto(43)))
+
+
+def test_teaching_mode(snap_compare: Any) -> None:
+    async def before(pilot: Pilot[Any]) -> None:
+        await goto(21)(pilot)
+        await keys(pilot, "t")
+
+    assert snap_compare(make_app(), terminal_size=SIZE, run_before=steady(before))
+
+
+def test_timeline_after_a_deadlock(snap_compare: Any) -> None:
+    """The timeline's utilisation, its halt mark and the current column."""
+
+    async def before(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        await keys(pilot, "c")
+
+    app = make_app(sim=FakeSim(deadlock=True))
+    assert snap_compare(app, terminal_size=(120, 30), run_before=steady(before))

@@ -6,6 +6,7 @@ dimmed. Clicking an event, or choosing it with the keys and enter, goes there in
 
 from __future__ import annotations
 
+import bisect
 from typing import ClassVar
 
 from rich.segment import Segment
@@ -82,6 +83,13 @@ class EventLog(TextLines, can_focus=True):
             super().__init__()
             self.index = index
 
+    class Selected(Message):
+        """The row under the log's selection changed (the keys or a click)."""
+
+        def __init__(self, index: int | None) -> None:
+            super().__init__()
+            self.index = index
+
     cursor: reactive[int] = reactive(-1, always_update=True, repaint=False)  # the app sets it
     selected: reactive[int | None] = reactive(None, layout=False)
 
@@ -92,13 +100,59 @@ class EventLog(TextLines, can_focus=True):
         self._cache: LRUCache[tuple[int, int, int, int], Strip] = LRUCache(512)
         self._generation = 0
         self._widest = 0
+        # A filter: (moments, sessions or classes); `_rows` the indices it shows, in order.
+        self.filter: tuple[frozenset[str], frozenset[str]] | None = None
+        self._rows: list[int] | None = None
+
+    # ----------------------------------------------------------------- the filter
+    def matches(self, ev: Event) -> bool:
+        if self.filter is None:
+            return True
+        moments, sessions = self.filter
+        if moments and ev.moment not in moments:
+            return False
+        if not sessions:
+            return True
+        names = (ev.session, ev.session_class, *ev.others)
+        return any(name in sessions for name in names if name)
+
+    def set_filter(self, flt: tuple[frozenset[str], frozenset[str]] | None) -> None:
+        """Show only the matching events (None: all); cheap to extend as events come."""
+        if flt is not None and not flt[0] and not flt[1]:
+            flt = None
+        self.filter = flt
+        self._rows = None if flt is None else [e.index for e in self.events if self.matches(e)]
+        self._generation += 1
+        self._cache.clear()
+        self._update_size()
+        self.refresh()
+        self.call_after_refresh(self._follow, self.cursor, 20)
+
+    @property
+    def row_count(self) -> int:
+        return len(self.events) if self._rows is None else len(self._rows)
+
+    def index_of_row(self, row: int) -> int | None:
+        if self._rows is None:
+            return row if 0 <= row < len(self.events) else None
+        return self._rows[row] if 0 <= row < len(self._rows) else None
+
+    def row_of_index(self, index: int) -> int:
+        """The row that shows event `index`, or (filtered out) the row of the next shown."""
+        if self._rows is None:
+            return index
+        return bisect.bisect_left(self._rows, index)
 
     def add_events(self, start: int, new: tuple[Event, ...]) -> None:
         if not new:
             return
         if start < len(self.events):
             del self.events[start:]
+            if self._rows is not None:
+                del self._rows[bisect.bisect_left(self._rows, start) :]
         self.events.extend(new)
+        if self._rows is not None:
+            self._rows.extend(e.index for e in new if self.matches(e))
         # Long whys scroll sideways rather than being lost.
         self._widest = max(self._widest, max(PREFIX + len(e.why) for e in new))
         self._update_size()
@@ -121,19 +175,27 @@ class EventLog(TextLines, can_focus=True):
             self.call_after_refresh(self._follow, index, tries - 1)
 
     def shows(self, index: int) -> bool:
-        """Whether row `index` is in view (or there is nothing to show)."""
+        """Whether event `index` (its row) is in view (or there is nothing to show)."""
         top, height = self.scroll_offset.y, self.scrollable_content_region.height
-        return index < 0 or height <= 0 or top <= index < top + height
+        if index < 0 or height <= 0:
+            return True
+        row = self.row_of_index(index)
+        return row >= self.row_count or top <= row < top + height
 
     def scroll_to_index(self, index: int) -> None:
         height = max(1, self.scrollable_content_region.height)
         top = self.scroll_offset.y
-        if index < top or index >= top + height:
-            self.scroll_to(y=max(0, index - height + 2), animate=False, immediate=True)
+        row = min(self.row_of_index(max(0, index)), max(0, self.row_count - 1))
+        if row < top or row >= top + height:
+            self.scroll_to(y=max(0, row - height + 2), animate=False, immediate=True)
 
-    def watch_selected(self) -> None:
+    def watch_selected(self, selected: int | None) -> None:
         self._generation += 1
         self.refresh()
+        self.post_message(self.Selected(selected))
+
+    def event_at(self, index: int) -> Event | None:
+        return self.events[index] if 0 <= index < len(self.events) else None
 
     def notify_style_update(self) -> None:
         """The theme changed: every row is drawn again in its colours."""
@@ -164,17 +226,22 @@ class EventLog(TextLines, can_focus=True):
         width = self.scrollable_content_region.width
         row = y + scroll_y
         base = Style(bgcolor=self.get_component_rich_style("event-log--line").bgcolor)
-        if row >= len(self.events):
-            if not self.events and y == 0:
-                return Strip(
-                    [Segment("no event yet: press n to step", Style(dim=True, italic=True))]
-                ).crop_extend(0, width, base)
+        index = self.index_of_row(row)
+        if index is None:
+            if self.row_count == 0 and y == 0:
+                empty = "no event yet: press n to step"
+                if self.events:
+                    empty = "no event matches the filter (/ changes it)"
+                return Strip([Segment(empty, Style(dim=True, italic=True))]).crop_extend(
+                    0, width, base
+                )
             return Strip.blank(width, base)
         key = (self._generation, row, width, scroll_x)
         strip = self._cache.get(key)
         if strip is not None:
             return strip
-        ev = self.events[row]
+        ev = self.events[index]
+        row = index
         row_style = base
         if row == self.cursor:
             row_style = base + self._row_style("cursor")
@@ -193,7 +260,7 @@ class EventLog(TextLines, can_focus=True):
 
     def _update_size(self) -> None:
         width = max(self.scrollable_content_region.width, self._widest)
-        self.virtual_size = Size(width, len(self.events))
+        self.virtual_size = Size(width, self.row_count)
 
     def on_resize(self, event: events.Resize) -> None:
         self._update_size()
@@ -203,22 +270,28 @@ class EventLog(TextLines, can_focus=True):
         offset = event.get_content_offset(self)
         if offset is None:
             return
-        row = offset.y + self.scroll_offset.y
-        if 0 <= row < len(self.events):
-            self.selected = row
-            self.post_message(self.Chosen(row))
+        index = self.index_of_row(offset.y + self.scroll_offset.y)
+        if index is not None:
+            self.selected = index
+            self.post_message(self.Chosen(index))
 
     def action_select(self, delta: int) -> None:
-        if not self.events:
+        if not self.row_count:
             return
         start = self.selected if self.selected is not None else max(0, self.cursor)
-        self.selected = max(0, min(len(self.events) - 1, start + delta))
-        self.scroll_to_index(self.selected)
+        row = self.row_of_index(start)
+        if delta < 0 or self._rows is None or (row < self.row_count and self._rows[row] == start):
+            row += delta
+        row = max(0, min(self.row_count - 1, row))
+        self.selected = self.index_of_row(row)
+        if self.selected is not None:
+            self.scroll_to_index(self.selected)
 
     def action_select_edge(self, end: int) -> None:
-        if self.events:
-            self.selected = len(self.events) - 1 if end else 0
-            self.scroll_to_index(self.selected)
+        if self.row_count:
+            self.selected = self.index_of_row(self.row_count - 1 if end else 0)
+            if self.selected is not None:
+                self.scroll_to_index(self.selected)
 
     def action_choose(self) -> None:
         if self.selected is not None:

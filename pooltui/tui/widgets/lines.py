@@ -7,6 +7,8 @@ from rich.style import Style
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from pooltui.tui.messages import report_failure
+
 
 class TextLines(ScrollView):
     """Subclasses draw row `y` in `_line`; the text takes the widget's own colour."""
@@ -17,5 +19,8 @@ class TextLines(ScrollView):
     def render_line(self, y: int) -> Strip:
         try:
             return self._line(y).apply_style(Style(color=self.rich_style.color))
-        except Exception:  # never a traceback from a repaint
+        except Exception as exc:  # never a traceback from a repaint: blank, and said once
+            if not getattr(self, "_pooltui_line_failed", False):
+                self._pooltui_line_failed = True
+                report_failure(self, f"{type(self).__name__}.render_line", exc)
             return Strip.blank(self.size.width, Style(bgcolor=self.rich_style.bgcolor))

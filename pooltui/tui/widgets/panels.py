@@ -18,9 +18,10 @@ from textual.widgets import Static
 
 from pooltui.lang.words import number
 from pooltui.sim.events import Event
-from pooltui.sim.snapshot import PoolView, Snapshot, StageView, Violation
+from pooltui.sim.snapshot import EntryView, PoolView, Snapshot, StageView, Violation
 from pooltui.tui.colors import Palette, contrast_text, dimmed_hex, on, rank_glyph, session_hex
 from pooltui.tui.driver import WatchValue
+from pooltui.tui.messages import SafeRender, guarded_compose
 from pooltui.tui.widgets.blockmap import BlockMapView
 
 Number = int | float
@@ -147,6 +148,15 @@ def marks_key(marks: Iterable[str], palette: Palette) -> Text:
     return text
 
 
+def protected_entries(pool: PoolView) -> tuple[frozenset[int], EntryView | None]:
+    """The sessions whose cache entry is protected (each waits on the pool: its own entry is
+    its hit, and its admission never evicts it, language.md §8.2), and the entry evicted
+    next: the first by rank whose session is not waiting."""
+    waiting = frozenset(item.session_id for item in pool.queue)
+    victim = next((e for e in pool.entries if e.session_id not in waiting), None)
+    return waiting, victim
+
+
 def pool_legend(pool: PoolView, lines: int, palette: Palette, marks: tuple[str, ...] = ()) -> Text:
     """Who holds what, under the block map: what the map's marks mean (`marks`, those it
     shows), each hold in its colour with its size and computed / context, then each cache
@@ -166,6 +176,7 @@ def pool_legend(pool: PoolView, lines: int, palette: Palette, marks: tuple[str, 
     if text:
         text.append("\n")
     unit = pool.block or 1
+    waiting, victim = protected_entries(pool)
     name_w = max([len(h.session) for h in holds] + [len(e.session) for e in entries]) + 2
     rows: list[Text] = []
     for h in holds:
@@ -189,8 +200,12 @@ def pool_legend(pool: PoolView, lines: int, palette: Palette, marks: tuple[str, 
         row.append_text(name)
         blocks = e.blocks or -(-e.units // unit)
         row.append(f"cached {_n(blocks, 'block')} ({number(e.units, 4)} units)".ljust(30))
-        nxt = " = evicted next" if e.rank == 0 else ""
-        row.append(f"rank {e.rank}{nxt}", "dim")
+        if e is victim:
+            row.append(f"rank {e.rank} = evicted next", "dim")
+        else:
+            row.append(f"rank {e.rank}", "dim")
+        if e.session_id in waiting:
+            row.append(f"{SEP}protected: {e.session} waits for {pool.label}", "bold")
         if e.spilled:
             row.append(f"{SEP}spilled here", "dim")
         if not e.alive:
@@ -214,7 +229,7 @@ def pool_legend(pool: PoolView, lines: int, palette: Palette, marks: tuple[str, 
     return text
 
 
-class PoolCard(Vertical):
+class PoolCard(SafeRender, Vertical):
     """One pool member: a header with its bar and invariant status, then its block map
     (or, for `cap inf`, nothing more: the bar says it all), then a legend of who holds
     what."""
@@ -237,6 +252,7 @@ class PoolCard(Vertical):
         self.legend = Static(classes="pool-legend")
         self._map_height: int | None = None
 
+    @guarded_compose
     def compose(self) -> ComposeResult:
         yield self.head
         if self.map is not None:
@@ -302,7 +318,7 @@ def _safe(label: str) -> str:
     return label.replace("[", "-").replace("]", "")
 
 
-class PoolsPanel(VerticalScroll):
+class PoolsPanel(SafeRender, VerticalScroll):
     """Every pool member, in declaration order. Redraws when the app sets `snapshot`,
     `palette` (on a theme change) or `inspected` (the block shown in Details)."""
 
@@ -367,7 +383,7 @@ def waited(seconds: float) -> str:
     return f"{seconds:.0f}s"
 
 
-class QueuePanel(VerticalScroll):
+class QueuePanel(SafeRender, VerticalScroll):
     """Waiting holds of every pool, in selection order. Redraws when the app sets
     `snapshot`."""
 
@@ -376,6 +392,7 @@ class QueuePanel(VerticalScroll):
     snapshot: reactive[Snapshot | None] = reactive(None, always_update=True, repaint=False)
     palette: reactive[Palette] = reactive(Palette, repaint=False)
 
+    @guarded_compose
     def compose(self) -> ComposeResult:
         yield Static(id="queue-body")
 
@@ -493,13 +510,14 @@ def stage_text(stage: StageView, palette: Palette) -> Text:
     return text
 
 
-class StagesPanel(VerticalScroll):
+class StagesPanel(SafeRender, VerticalScroll):
     """Every stage: a step's iteration, budget and residents; a link's jobs. Redraws when
     the app sets `snapshot`."""
 
     snapshot: reactive[Snapshot | None] = reactive(None, always_update=True, repaint=False)
     palette: reactive[Palette] = reactive(Palette, repaint=False)
 
+    @guarded_compose
     def compose(self) -> ComposeResult:
         yield Static(id="stages-body")
 
@@ -543,7 +561,7 @@ def watches_text(values: Iterable[WatchValue], palette: Palette) -> Text:
     return text
 
 
-class WatchesPanel(Static):
+class WatchesPanel(SafeRender, Static):
     """The watches' values at the current event; redraws when the app sets `values`."""
 
     values: reactive[tuple[WatchValue, ...]] = reactive((), always_update=True, repaint=False)

@@ -1,0 +1,210 @@
+"""The timeline: a pool's utilisation over simulated time, with marks where it preempted,
+rejected or halted (Line API, two rows). Clicking a column goes to that time.
+
+It stays cheap for a run of a million events: time is cut into `BUCKETS` buckets over a
+range that doubles (two buckets merge into one) when the simulation outgrows it; each frame
+adds its snapshot's utilisation to one bucket and its new events' marks to theirs, so the
+work per frame is the number of new events, and drawing reads `BUCKETS` numbers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.message import Message
+from textual.strip import Strip
+from textual.widget import Widget
+
+from pooltui.lang.words import number, seconds
+from pooltui.sim.events import Event
+from pooltui.sim.snapshot import Snapshot
+from pooltui.tui.colors import Palette
+from pooltui.tui.messages import report_failure
+
+BUCKETS = 512
+BARS = " ▁▂▃▄▅▆▇█"
+GUTTER = 12
+# What a mark means, by moment; the first in this order wins a column.
+MARKS = (("halt", "■"), ("reject", "✗"), ("preempt", "▲"))
+MARK_OF = {"preempt": "preempt", "reject": "reject", "check-failed": "halt", "deadlock": "halt"}
+
+
+class Timeline(Widget):
+    """Utilisation of the first pool with a finite cap, over simulated time, and marks."""
+
+    DEFAULT_CSS = """
+    Timeline { height: 2; background: $panel; }
+    """
+
+    class Clicked(Message):
+        """A column was clicked: go to this simulated time."""
+
+        def __init__(self, time: float) -> None:
+            super().__init__()
+            self.time = time
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.palette = Palette()
+        self.reset()
+
+    def reset(self) -> None:
+        self.span = 1.0  # the simulated seconds the buckets cover; doubles as needed
+        self.level: list[float] = [math.nan] * BUCKETS  # utilisation 0..1, NaN: no sample
+        self.marks: list[int] = [0] * BUCKETS  # bit i: MARKS[i] happened in the bucket
+        self.now = 0.0
+        self.latest = 0.0  # the latest simulated time seen
+        self.pool: str | None = None
+        self.current = math.nan
+        self._failed = False
+        self.refresh()
+
+    # ----------------------------------------------------------------- data
+    def _bucket(self, t: float) -> int:
+        while t >= self.span and math.isfinite(t):
+            self._double()
+        return max(0, min(BUCKETS - 1, int(t / self.span * BUCKETS)))
+
+    def _double(self) -> None:
+        half = BUCKETS // 2
+        level, marks = self.level, self.marks
+        new_level = [math.nan] * BUCKETS
+        new_marks = [0] * BUCKETS
+        for i in range(half):
+            a, b = level[2 * i], level[2 * i + 1]
+            new_level[i] = b if not math.isnan(b) else a
+            new_marks[i] = marks[2 * i] | marks[2 * i + 1]
+        self.level, self.marks = new_level, new_marks
+        self.span *= 2
+
+    def add(
+        self,
+        snap: Snapshot,
+        new_events: Iterable[Event],
+        samples: Iterable[tuple[float, float]] = (),
+    ) -> None:
+        """A frame: its snapshot's utilisation, its new events' marks, and the samples the
+        worker took between two frames (allocated units of `pool` at a time)."""
+        for ev in new_events:
+            kind = MARK_OF.get(ev.moment)
+            if math.isfinite(ev.time):
+                self.latest = max(self.latest, ev.time)
+                if kind is not None:
+                    self.marks[self._bucket(ev.time)] |= 1 << _mark_bit(kind)
+        if snap.halted and math.isfinite(snap.time):
+            self.marks[self._bucket(snap.time)] |= 1 << _mark_bit("halt")
+        finite = [p for p in snap.pools if math.isfinite(p.cap) and p.cap > 0]
+        pool = next((p for p in finite if p.label == self.pool), finite[0] if finite else None)
+        if pool is not None:
+            for t, units in samples:
+                if math.isfinite(t):
+                    self.latest = max(self.latest, t)
+                    self.level[self._bucket(t)] = units / pool.cap
+        if pool is not None and math.isfinite(snap.time):
+            self.pool = pool.label
+            self.current = pool.allocated / pool.cap
+            self.level[self._bucket(snap.time)] = self.current
+        if math.isfinite(snap.time):
+            self.now = snap.time
+            self.latest = max(self.latest, snap.time)
+            self._bucket(self.latest)
+        self.refresh()
+
+    # ----------------------------------------------------------------- drawing
+    def columns(self) -> int:
+        return max(1, self.size.width - GUTTER)
+
+    def _column_buckets(self, col: int, cols: int) -> range:
+        shown = self._shown_buckets()
+        start = col * shown // cols
+        end = max(start + 1, (col + 1) * shown // cols)
+        return range(start, min(end, BUCKETS))
+
+    def _shown_buckets(self) -> int:
+        """Buckets up to the latest time seen (the rest of the range is the future)."""
+        return max(1, min(BUCKETS, int(self.latest / self.span * BUCKETS) + 1))
+
+    def render_line(self, y: int) -> Strip:
+        try:
+            return self._line(y)
+        except Exception as exc:  # never a traceback from a repaint: blank, and said once
+            if not self._failed:
+                self._failed = True
+                report_failure(self, "Timeline.render_line", exc)
+            return Strip.blank(self.size.width, Style(bgcolor=self.palette.background))
+
+    def _line(self, y: int) -> Strip:
+        pal = self.palette
+        width = self.size.width
+        base = self.rich_style
+        cols = self.columns()
+        now_col = self._column_of(self.now, cols)
+        segments: list[Segment] = []
+        if y == 0:
+            label = f"{self.pool or 'pool'} {number(self.current * 100, 3) if not math.isnan(self.current) else '-'}%"
+            segments.append(Segment(label[: GUTTER - 1].ljust(GUTTER), base + Style(bold=True)))
+            last = math.nan
+            for col in range(cols):
+                values = [self.level[i] for i in self._column_buckets(col, cols)]
+                seen = [v for v in values if not math.isnan(v)]
+                if seen:
+                    last = max(seen)
+                elif col > now_col:
+                    last = math.nan
+                glyph = (
+                    " "
+                    if math.isnan(last)
+                    else BARS[min(8, max(1 if last > 0 else 0, round(last * 8)))]
+                )
+                style = base + Style(color=pal.allocated)
+                if col == now_col:
+                    style += Style(reverse=True)
+                segments.append(Segment(glyph, style))
+        else:
+            label = f"0–{seconds(self.span * self._shown_buckets() / BUCKETS, 3)}"
+            segments.append(Segment(label[: GUTTER - 1].ljust(GUTTER), base + Style(dim=True)))
+            colours = {"halt": pal.error, "reject": pal.error, "preempt": pal.warn}
+            for col in range(cols):
+                bits = 0
+                for i in self._column_buckets(col, cols):
+                    bits |= self.marks[i]
+                glyph, style = "─", base + Style(dim=True)
+                for kind, mark in MARKS:
+                    if bits & (1 << _mark_bit(kind)):
+                        glyph, style = mark, base + Style(color=colours[kind], bold=True)
+                        break
+                if col == now_col:
+                    glyph, style = ("●" if glyph == "─" else glyph), style + Style(reverse=True)
+                segments.append(Segment(glyph, style))
+        return Strip(segments).crop_extend(0, width, base)
+
+    def _column_of(self, t: float, cols: int) -> int:
+        shown = self._shown_buckets()
+        bucket = min(BUCKETS - 1, int(t / self.span * BUCKETS)) if math.isfinite(t) else 0
+        return min(cols - 1, bucket * cols // shown) if shown else 0
+
+    def time_at(self, x: int) -> float | None:
+        """The simulated time under column x (content offset), or None (the gutter)."""
+        col = x - GUTTER
+        cols = self.columns()
+        if col < 0 or col >= cols:
+            return None
+        shown = self._shown_buckets()
+        return (col + 0.5) / cols * shown * self.span / BUCKETS
+
+    def on_click(self, event: events.Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return
+        t = self.time_at(offset.x)
+        if t is not None:
+            event.stop()
+            self.post_message(self.Clicked(t))
+
+
+def _mark_bit(kind: str) -> int:
+    return next(i for i, (name, _) in enumerate(MARKS) if name == kind)
