@@ -35,6 +35,7 @@ class EventLog(Sequence[Event]):
     """The events of one simulation, by index (an event's index is its place here)."""
 
     __slots__ = (
+        "_chunk",
         "_chunks",
         "_moment_code",
         "_moment_names",
@@ -47,6 +48,7 @@ class EventLog(Sequence[Event]):
     )
 
     def __init__(self, events: Sequence[Event] = ()) -> None:
+        self._chunk = CHUNK  # events a packed chunk holds
         self._times = array("d")
         self._moments = bytearray()
         self._moment_names: list[str] = list(MOMENTS)
@@ -93,7 +95,7 @@ class EventLog(Sequence[Event]):
         tail.append(
             (why, session, session_id, session_class, pool, stage, others, units, blocks, sno, data)
         )
-        if len(tail) >= CHUNK:
+        if len(tail) >= self._chunk:
             self._chunks.append(zlib.compress(pickle.dumps(tail, pickle.HIGHEST_PROTOCOL), 1))
             self._tail = []
 
@@ -120,7 +122,7 @@ class EventLog(Sequence[Event]):
         return self._times
 
     def _row(self, index: int) -> tuple[Any, ...]:
-        k, j = divmod(index, CHUNK)
+        k, j = divmod(index, self._chunk)
         if k == len(self._chunks):
             return self._tail[j]
         rows = self._unpacked.get(k)
