@@ -33,7 +33,7 @@ Number = int | float
 
 # Checkpoints are bounded: past either figure, every other one goes (the first and the
 # last stay) and the spacing of new ones doubles, so a replay stays short next to the run.
-MAX_CHECKPOINTS = 1024
+MAX_CHECKPOINTS = 4096
 MAX_CHECKPOINT_BYTES = 64 << 20
 
 
