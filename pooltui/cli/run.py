@@ -106,13 +106,19 @@ def run_headless(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"pooltui: cannot read '{args.spec}': {reason(exc)}", file=sys.stderr)
         return 1
+    return headless(args, program)[0]
+
+
+def headless(args: argparse.Namespace, program: Program) -> tuple[int, Simulation | None]:
+    """`pooltui run` on a compiled program: simulate, print the summary; (exit status, the
+    simulation). The benchmarks time this, the command's own path."""
     trace_path: str | None = args.trace
     if trace_path is not None:
         try:
             check_target(trace_path, inputs(args.spec, program))
         except OutputError as exc:
             print(f"pooltui: {exc}", file=sys.stderr)
-            return 1
+            return 1, None
     sim = Simulation(program, invariants=not args.no_invariants, history=False, fast=args.fast)
     last: list[Event] = []
     trace_error: list[OutputError] = []
@@ -130,17 +136,20 @@ def run_headless(args: argparse.Namespace) -> int:
 
             def on_event(ev: Event) -> None:
                 last[:] = [ev]
-                if trace is not None and not trace_error:
+                if not trace_error:
                     try:
+                        assert trace is not None
                         trace.write(trace_line(ev) + "\n")
                     except OSError as exc:  # a full disk, a file-size limit: keep running
                         trace_error.append(OutputError(trace_path or "", reason(exc)))
 
+            # Without a trace nothing is recorded: the summary comes from the engine's
+            # own counters, and a halt's last event is made when asked for.
             try:
                 sim.run_headless(
                     until=args.until,
                     events=args.events,
-                    on_event=on_event,
+                    on_event=on_event if trace is not None else None,
                     progress=progress,
                 )
             finally:
@@ -151,7 +160,7 @@ def run_headless(args: argparse.Namespace) -> int:
     except OutputError as exc:
         if not started:  # the file could not even be created: say so before simulating
             print(f"pooltui: {exc}", file=sys.stderr)
-            return 1
+            return 1, sim
         if not trace_error:
             trace_error.append(exc)  # failed when finishing the file: the run is done
     wall = time.perf_counter() - wall
@@ -164,13 +173,14 @@ def run_headless(args: argparse.Namespace) -> int:
             print(render(sim.error, program.source), file=sys.stderr)
         else:
             print(f"pooltui: stopped: {result.halted}", file=sys.stderr)
-        if last:
-            print(f"  at event {last[0].describe()}", file=sys.stderr)
+        final = last[0] if last else sim.last_event()
+        if final is not None:
+            print(f"  at event {final.describe()}", file=sys.stderr)
         status = 1
     if trace_error:
         print(f"pooltui: {trace_error[0]} (the summary above is complete)", file=sys.stderr)
         status = 1
-    return status
+    return status, sim
 
 
 def _share(x: float) -> str:

@@ -8,7 +8,10 @@ the syntax errors of several declarations.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
+import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -289,18 +292,50 @@ def grammar_text() -> str:
     return GRAMMAR_PATH.read_text(encoding="utf-8")
 
 
+def cache_dir() -> Path:
+    """Where the built parser is cached: $POOLTUI_CACHE_DIR, else the user's cache dir
+    ($XDG_CACHE_HOME or ~/.cache) /pooltui."""
+    explicit = os.environ.get("POOLTUI_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "pooltui"
+
+
+def build_parser(cache: Path | None) -> lark.Lark:
+    """The LALR parser. Building its tables takes a few tenths of a second, so the built
+    parser is kept in `cache` (a directory; None: no cache), in a file named by the
+    grammar's, lark's and Python's versions (lark checks the grammar's hash again when it
+    loads it). A cache that cannot be read or written is passed over silently."""
+    text = grammar_text()
+    options: dict[str, Any] = {
+        "parser": "lalr",
+        "lexer": "basic",
+        "start": ["start", "condition"],
+        "propagate_positions": True,
+        "maybe_placeholders": True,
+        "transformer": _builder,
+    }
+    if cache is None:
+        return lark.Lark(text, **options)
+    key = hashlib.sha256(f"{text}\0{lark.__version__}\0{sys.version}".encode()).hexdigest()
+    path = cache / f"parser-{key[:20]}.lark"
+    if not path.is_file():
+        try:
+            cache.mkdir(parents=True, exist_ok=True)
+        except OSError:
+            return lark.Lark(text, **options)
+        if not os.access(cache, os.W_OK):
+            return lark.Lark(text, **options)
+    # lark loads the file (rebuilding when it will not load: a half-written file from a
+    # concurrent first run too) or writes it, and keeps quiet when it cannot.
+    return lark.Lark(text, cache=str(path), **options)
+
+
 def _get_parser() -> lark.Lark:
     global _parser
     if _parser is None:
-        _parser = lark.Lark(
-            grammar_text(),
-            parser="lalr",
-            lexer="basic",
-            start=["start", "condition"],
-            propagate_positions=True,
-            maybe_placeholders=True,
-            transformer=_builder,
-        )
+        _parser = build_parser(cache_dir())
         for t in _parser.terminals:
             pat = t.pattern
             if t.name == "NAME":

@@ -49,6 +49,7 @@ from pooltui.sim import (
     runs,
 )
 from pooltui.sim.codes import MAX_STILL, Halt, Number, StopReplay
+from pooltui.sim.eventlog import EventLog
 from pooltui.sim.events import Event
 from pooltui.sim.members import Env
 from pooltui.sim.rng import stream_key
@@ -245,7 +246,7 @@ class Engine:
         *,
         invariants: bool = True,
         stats: Stats | None = None,
-        events: list[Event] | None = None,
+        events: EventLog | None = None,
         record: bool = True,
     ) -> None:
         self.t = tables
@@ -253,7 +254,7 @@ class Engine:
         self.s = state
         self.invariants = invariants
         self.stats = stats or Stats(len(tables.sessions))
-        self.events: list[Event] = events if events is not None else []
+        self.events: EventLog = events if events is not None else EventLog()
         self.record = record
         self.keep = True  # append events to `events` (headless runs stream them instead)
         self.admitting = -1  # the session being admitted in an iteration (transient)
@@ -261,6 +262,7 @@ class Engine:
         self.still_limit = MAX_STILL  # the livelock guard's N (a test may lower it)
         self.env = Env(self)
         self.on_event: Callable[[Event], None] | None = None
+        self.last: tuple[Any, ...] | None = None  # the last unrecorded event's makings
         self.pool_base: list[int] = []
         self.stage_base: list[int] = []
         n = 0
@@ -316,32 +318,62 @@ class Engine:
             livelock(self, span, session)
         s.n_events += 1
         if self.record:
-            sid_of, cls_of = None, None
-            if session is None and name is not None:
-                sid_of, cls_of = members.sid_by_name(self, name)
-            ev = Event(
-                index,
-                s.now,
-                moment,
-                why if isinstance(why, str) else why(),
-                session.name if session is not None else name,
-                session.sid if session is not None else sid_of,
-                self.t.sessions[session.cls].ir.name if session is not None else cls_of,
-                pool.label if pool is not None else None,
-                stage.label if stage is not None else None,
-                others,
-                units,
-                blocks,
-                span,
-                data,
-            )
+            sid, cls = None, None
+            if session is not None:
+                sid, cls = session.sid, self.t.sessions[session.cls].ir.name
+            elif name is not None:
+                sid, cls = members.sid_by_name(self, name)
+            text = why if isinstance(why, str) else why()
+            who = session.name if session is not None else name
+            plabel = pool.label if pool is not None else None
+            slabel = stage.label if stage is not None else None
             if self.keep:
-                self.events.append(ev)
+                self.events.add(s.now, moment, text, who, sid, cls, plabel, slabel, others,
+                                units, blocks, span, data)  # fmt: skip
             if self.on_event is not None:
-                self.on_event(ev)
+                self.on_event(Event(index, s.now, moment, text, who, sid, cls, plabel, slabel,
+                                    others, units, blocks, span, data))  # fmt: skip
+        else:  # kept unworded: `last_event` words it if a halt asks for it
+            self.last = (index, s.now, moment, why, session, pool, name, stage, others, units,
+                         blocks, span, data)  # fmt: skip
         self.event_done()
         if self.stop_after is not None and s.n_events >= self.stop_after:
             raise StopReplay()
+
+    def last_event(self) -> Event | None:
+        """The last event, when it is the last counted (made on demand when nothing records
+        events: for a halt's message). Its words are made now: right for the event that
+        halted the run, the state being as that event left it."""
+        if self.record:
+            n = len(self.events)
+            return self.events[n - 1] if self.keep and n and n == self.s.n_events else None
+        last = self.last
+        if last is None or last[0] != self.s.n_events - 1:
+            return None
+        index, now, moment, why, session, pool, name, stage, others, units, blocks, span, data = (
+            last
+        )
+        sid, cls = None, None
+        if session is not None:
+            sid, cls = session.sid, self.t.sessions[session.cls].ir.name
+        elif name is not None:
+            sid, cls = members.sid_by_name(self, name)
+        return Event(
+            index,
+            now,
+            moment,
+            why if isinstance(why, str) else why(),
+            session.name if session is not None else name,
+            sid,
+            cls,
+            pool.label if pool is not None else None,
+            stage.label if stage is not None else None,
+            others,
+            units,
+            blocks,
+            span,
+            data,
+        )
 
     def event_done(self) -> None:
         """After each event: the invariants are checked (a mode may check per action)."""

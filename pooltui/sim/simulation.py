@@ -15,11 +15,14 @@ from __future__ import annotations
 import bisect
 import math
 import pickle
+import zlib
+from array import array
 from collections.abc import Callable, Sequence
 
 from pooltui.lang.errors import Diagnostic, SpecRuntimeError
 from pooltui.lang.ir import Expr, Program
 from pooltui.sim.engine import Engine, Schedule, Stats, StopReplay
+from pooltui.sim.eventlog import EventLog
 from pooltui.sim.events import Event
 from pooltui.sim.snapshot import Snapshot, Violation
 from pooltui.sim.state import State
@@ -29,13 +32,30 @@ from pooltui.sim.views import build_snapshot
 
 Number = int | float
 
+# Checkpoints are bounded: past either figure, every other one goes (the first and the
+# last stay) and the spacing of new ones doubles, so a replay stays short next to the run.
+MAX_CHECKPOINTS = 4096
+MAX_CHECKPOINT_BYTES = 64 << 20
+
+
+def _pack(state: State) -> bytes:
+    return zlib.compress(pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL), 1)
+
+
+def _unpack(data: bytes) -> State:
+    state: State = pickle.loads(zlib.decompress(data))
+    return state
+
 
 class Simulation:
     """Simulates `program`. One `step()` is one event.
 
     invariants: check language.md §8 after every event (a violation halts).
     history: keep checkpoints so back()/goto() work (off for headless speed runs).
-    checkpoint_every: events between automatic checkpoints (replays are at most this long).
+    checkpoint_every: events between automatic checkpoints at first (replays are at most
+    this long); the spacing doubles each time the checkpoints pass MAX_CHECKPOINTS or
+    MAX_CHECKPOINT_BYTES, so their count and size stay bounded however long the run.
+    The events are kept compact (`EventLog`); `events` reads them as `Event`s.
     """
 
     def __init__(
@@ -57,11 +77,13 @@ class Simulation:
         self._history = history and not fast
         history = self._history
         self._every = checkpoint_every
-        self._events: list[Event] = []
+        self._events = EventLog()
         self.error: Diagnostic | None = None
         self._ckpt_at: list[int] = []  # event counts of checkpoints, sorted
-        self._ckpt: list[bytes] = []
-        self._action_starts: list[int] = []  # event count at the start of each action with events
+        self._ckpt: list[bytes] = []  # packed states (`_pack`)
+        self._ckpt_bytes = 0
+        # the event count at the start of each action with events
+        self._action_starts = array("q")
         self._view: tuple[int, Engine] | None = None
         self._cursor = -1
         state = Engine.initial_state(self.tables)
@@ -93,7 +115,20 @@ class Simulation:
         if self._ckpt_at and self._ckpt_at[-1] == n:
             return
         self._ckpt_at.append(n)
-        self._ckpt.append(pickle.dumps(self.engine.s, protocol=pickle.HIGHEST_PROTOCOL))
+        packed = _pack(self.engine.s)
+        self._ckpt.append(packed)
+        self._ckpt_bytes += len(packed)
+        if len(self._ckpt) > MAX_CHECKPOINTS or self._ckpt_bytes > MAX_CHECKPOINT_BYTES:
+            self._thin()
+
+    def _thin(self) -> None:
+        """Drop every other checkpoint (keeping the first and the last); double the spacing."""
+        last = len(self._ckpt) - 1
+        keep = [i for i in range(len(self._ckpt)) if i % 2 == 0 or i == last]
+        self._ckpt_at = [self._ckpt_at[i] for i in keep]
+        self._ckpt = [self._ckpt[i] for i in keep]
+        self._ckpt_bytes = sum(len(c) for c in self._ckpt)
+        self._every *= 2
 
     def _advance_frontier(self) -> bool:
         """Run actions until at least one new event is recorded. False at the end/halt."""
@@ -104,8 +139,8 @@ class Simulation:
                 # Without history, keep just the current action's start, so the events
                 # inside it can still be looked at one by one.
                 self._ckpt_at = [n0]
-                self._ckpt = [pickle.dumps(eng.s, protocol=pickle.HIGHEST_PROTOCOL)]
-                self._action_starts = [n0]
+                self._ckpt = [_pack(eng.s)]
+                self._action_starts = array("q", [n0])
             ok = eng.advance()
             n1 = eng.s.n_events
             if n1 > n0:
@@ -159,7 +194,7 @@ class Simulation:
             if until is not None:
                 ahead = self._cursor + 1 < len(self._events)
                 # The next event's time: recorded already, or the frontier's next action.
-                t = self._events[self._cursor + 1].time if ahead else self._next_time()
+                t = self._events.time_at(self._cursor + 1) if ahead else self._next_time()
                 if t > until:
                     return
             if self.step() is None:
@@ -265,7 +300,7 @@ class Simulation:
             self._action_starts[k + 1] if k + 1 < len(self._action_starts) else len(self._events)
         )
         c = bisect.bisect_right(self._ckpt_at, start) - 1
-        state: State = pickle.loads(self._ckpt[c])
+        state = _unpack(self._ckpt[c])
         eng = Engine(
             self.tables,
             self.schedule,
@@ -281,8 +316,10 @@ class Simulation:
             # Remember this action boundary: stepping within the action is then cheap.
             i = bisect.bisect_left(self._ckpt_at, start)
             if i >= len(self._ckpt_at) or self._ckpt_at[i] != start:
+                packed = _pack(state)
                 self._ckpt_at.insert(i, start)
-                self._ckpt.insert(i, pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
+                self._ckpt.insert(i, packed)
+                self._ckpt_bytes += len(packed)
         if count > start and count < next_start:
             eng.stop_after = count
         try:
@@ -317,7 +354,13 @@ class Simulation:
     # ------------------------------------------------------------------ looking
     @property
     def events(self) -> Sequence[Event]:
+        """The log, as a read-only sequence of `Event`s (built on demand: keep none)."""
         return self._events
+
+    def last_event(self) -> Event | None:
+        """The frontier's last event, also when nothing records them (a headless run's
+        halt); None when it cannot be told."""
+        return self.engine.last_event()
 
     @property
     def cursor(self) -> int:
@@ -326,7 +369,7 @@ class Simulation:
     @property
     def time(self) -> float:
         if self._cursor >= 0:
-            return self._events[self._cursor].time
+            return self._events.time_at(self._cursor)
         return 0.0
 
     @property

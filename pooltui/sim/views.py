@@ -8,6 +8,7 @@ since looking must not draw).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 from pooltui.lang.exprs import normal
 from pooltui.sim import admit, blocks, members
@@ -291,7 +292,7 @@ def _stage_views(eng: Engine) -> tuple[StageView, ...]:
     return tuple(out)
 
 
-def build_snapshot(eng: Engine, events: list[Event], cursor: int) -> Snapshot:
+def build_snapshot(eng: Engine, events: Sequence[Event], cursor: int) -> Snapshot:
     s = eng.s
     tiers: dict[str, list[str]] = {}
     for pi, p in enumerate(s.pools):

@@ -120,6 +120,7 @@ class Controller:
     _watch_prev: dict[str, Number | None] = field(default_factory=dict)
     ui_ready: Callable[[], bool] = lambda: True  # the UI has shown every frame posted
     _breath: float = 0.0
+    _frame_cost: float = 0.0  # seconds the last progress frame took to build
     sample_expr: Any = None  # the timeline's figure (a pool's allocated units), or None
     _samples: list[tuple[float, float]] = field(default_factory=list)
     _next_sample: float = 0.0
@@ -274,10 +275,14 @@ class Controller:
     def _maybe_progress(self, cmd: Command, post: Callable[[Frame], None], last: float) -> float:
         now = _time.monotonic()
         # Backpressure: no new frame until the UI has shown the last one, so a slow
-        # screen never queues up frames (and keys) behind a fast run.
-        if now - last >= FRAME_INTERVAL and self.ui_ready():
+        # screen never queues up frames (and keys) behind a fast run. A frame that is
+        # costly to build (a big pool's snapshot) spaces the next ones out, so frames
+        # take at most a fifth of a run's time.
+        if now - last >= max(FRAME_INTERVAL, 4 * self._frame_cost) and self.ui_ready():
             post(self.frame(cmd, final=False, running=True))
-            return now
+            done = _time.monotonic()
+            self._frame_cost = done - now
+            return done
         return last
 
     def _do_goto(self, cmd: Command, post: Callable[[Frame], None]) -> None:
