@@ -37,7 +37,7 @@ def steady(before: Any) -> Any:
         await before(pilot)
         await pilot.pause(0.05)
         # On a busy machine the scroll can come a few refreshes later: wait for it.
-        for _ in range(100):
+        for _ in range(1500):
             if _log_shows_cursor(pilot.app):
                 break
             await pilot.pause(0.02)
