@@ -127,9 +127,15 @@ def render_app(
         if app.debugger is not None and app.snapshot is not None:
             from pooltui.tui.widgets.eventlog import EventLog
 
+            index = app.snapshot.event_index
             for log in app.debugger.query(EventLog):
-                log.scroll_to_index(app.snapshot.event_index)
-            await pilot.pause(0.05)
+                log.scroll_to_index(index)
+            # On a busy machine the scroll lands a few refreshes later: wait for it (a
+            # condition with a bound), so the same command draws the same picture.
+            for _ in range(1500):
+                if all(log.shows(log.cursor) for log in app.debugger.query(EventLog)):
+                    break
+                await pilot.pause(0.02)
         await pilot.wait_for_scheduled_animations()
         await pilot.pause()
         stop[0] = app.stop
