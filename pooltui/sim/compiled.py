@@ -135,11 +135,26 @@ def sources_hash(root: Path) -> str:
 
 def cached_build(root: Path, cache: Path | None = None) -> Path:
     """A compiled build of `root`'s package, reused across runs: `build_copy` into
-    `cache/compiled-<sources_hash>/` (cache: root/build) the first time, and afterwards
-    only the modules that are not compiled (and data files) copied over again, so the
-    build always runs the checkout's pure code around the compiled modules. Returns the
-    directory to put first on PYTHONPATH."""
-    cache = cache if cache is not None else root / "build"
+    `cache/compiled-<sources_hash>/` the first time, and afterwards only the modules that
+    are not compiled (and data files) copied over again, so the build always runs the
+    checkout's pure code around the compiled modules. Returns the directory to put first
+    on PYTHONPATH.
+
+    `cache` defaults to the user's cache folder (where the parser's tables are kept too),
+    so a fresh clone of sources already built on this machine does not compile again; the
+    key is the compiled modules' sources, so a stale build is never taken. When that folder
+    cannot be written, the checkout's own `build/`."""
+    if cache is None:
+        from pooltui.lang.parser import cache_dir  # lark: only where a build is wanted
+
+        cache = cache_dir()
+        try:
+            cache.mkdir(parents=True, exist_ok=True)
+            probe = cache / f".probe{os.getpid()}"
+            probe.write_text("")
+            probe.unlink()
+        except OSError:
+            cache = root / "build"
     dest = cache / f"compiled-{sources_hash(root)}"
     if not (dest / "COMPLETE").exists():
         # Built aside and renamed: a run that is stopped, or two at once, never leave a

@@ -5,7 +5,8 @@ spec, in the per-event mode and the fast mode, the same trace (every event as JS
 the same summary; the same snapshot after going back in history (checkpoints are pickles
 of compiled state classes); the same located runtime errors and deadlock; and the same
 for 30 random specs from the invariant tests' grammar. The build takes a minute or two;
-it is cached under build/compiled-<hash>/ by a hash of the compiled modules' sources
+it is cached under ~/.cache/pooltui/compiled-<hash>/ (the user's cache folder; the checkout's
+build/ when that cannot be written) by a hash of the compiled modules' sources
 (`cached_build`), so only the first run after one of them changes builds it.
 """
 
