@@ -126,10 +126,17 @@ def render_app(
         await pilot.pause(0.05)
         if app.debugger is not None and app.snapshot is not None:
             from pooltui.tui.widgets.eventlog import EventLog
+            from pooltui.tui.widgets.source import SourceView
 
             index = app.snapshot.event_index
-            for log in app.debugger.query(EventLog):
-                log.scroll_to_index(index)
+            # Placed canonically (not "only if out of view"), and again after the frames
+            # still queued have landed, so the last placement uses the final event.
+            for _ in range(3):
+                for log in app.debugger.query(EventLog):
+                    log.scroll_to_index(index, always=True)
+                for source in app.debugger.query(SourceView):
+                    source.place()
+                await pilot.pause(0.05)
             # On a busy machine the scroll lands a few refreshes later: wait for it (a
             # condition with a bound), so the same command draws the same picture.
             for _ in range(1500):

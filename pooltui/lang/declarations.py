@@ -21,10 +21,9 @@ from pooltui.lang.words import number
 if TYPE_CHECKING:
     from pooltui.lang.checker import Checker
 
-# Pools and stages are simulated member by member and a finite pool block by block, so
-# their sizes are bounded (a typo in a count or a cap must not ask for terabytes).
+# Pools and stages are simulated member by member, so a family's size is bounded (a typo
+# in a count must not ask for terabytes). A pool's blocks cost memory only once used.
 MAX_MEMBERS = 65_536  # members of one pool or stage family
-MAX_BLOCKS = 1 << 22  # blocks of one pool, all its members together (4,194,304)
 
 
 def register(ck: Checker, syms: list[Sym], kind: str) -> None:
@@ -171,17 +170,6 @@ def pool(ck: Checker, d: A.PoolD, sym: Sym) -> ir.CPool | None:
             f"{number(c / block)} blocks); {use}",
         )
         ok = False
-    elif cap is not None and not math.isinf(cap):
-        blocks = int(cap) // (block or 1) * sym.count
-        if blocks > MAX_BLOCKS:
-            members = f" × {sym.count:,} members" if sym.count > 1 else ""
-            ck.err(
-                opts["cap"].span,
-                f"pool '{d.name}' would have {blocks:,} blocks (cap {int(cap):,} / block "
-                f"{block or 1}{members}); a pool has at most {MAX_BLOCKS:,} blocks: use a "
-                "larger block, a smaller cap, or cap inf",
-            )
-            ok = False
     if "evict" in opts:
         o = opts["evict"]
         if o.keys is not None:

@@ -33,7 +33,7 @@ def available(p: PoolState, protect: int | None = None) -> Number:
     if p.nblocks is None:
         return math.inf
     own = p.entries[protect].nblocks if protect is not None and protect in p.entries else 0
-    return len(p.free) + p.cached - own
+    return p.nfree() + p.cached - own
 
 
 def take_blocks(eng: Engine, p: PoolState, n: int, protect: int | None) -> list[int]:
@@ -41,16 +41,13 @@ def take_blocks(eng: Engine, p: PoolState, n: int, protect: int | None) -> list[
     if p.nblocks is None:
         p.allocated += n
         return []
-    free = p.free
-    if n > len(free):
-        eng.evict(p, n - len(free), protect)
+    have = p.nfree()
+    if n > have:
+        eng.evict(p, n - have, protect)
     p.allocated += n
     if n == 1:  # the common case: a decode crossing into its next block
-        return [free.pop()]
-    out = free[len(free) - n :]  # the top n, in the order n pops would give them
-    del free[len(free) - n :]
-    out.reverse()
-    return out
+        return [p.pop_free()]
+    return p.pop_free_n(n)
 
 
 def give_back(p: PoolState, phys: list[int], n: int) -> None:
@@ -349,12 +346,11 @@ def one_block_each(eng: Engine, p: PoolState, group: list[HoldState]) -> None:
     """Each hold in `group` (lru pool, no spill) gets one block, exactly as one
     `extend_hold(p, h, 1)` after another would give them: from the free stack's top while
     it lasts, then each from the next eviction."""
-    free = p.free
     p.allocated += len(group)
     k = 0
-    while k < len(group) and free:
+    while k < len(group) and p.nfree():
         h = group[k]
-        h.phys.append(free.pop())
+        h.phys.append(p.pop_free())
         h.nblocks += 1
         k += 1
     if k < len(group):

@@ -100,7 +100,7 @@ def preempt(eng: Engine, h: HoldState, grower: Session, p: PoolState, need: int)
     s = eng.s
     victim = s.live[h.sid]
     st = s.stages[p.stage] if p.stage is not None else None
-    free_before, cached_before = len(p.free), p.cached
+    free_before, cached_before = p.nfree(), p.cached
     if victim.run is not None and st is not None:
         if victim.sid in st.scheduled:  # its tokens this iteration are given back
             st.scheduled.remove(victim.sid)

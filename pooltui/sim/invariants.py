@@ -26,10 +26,10 @@ def check(s: State, steady: dict[int, tuple[int, int]] | None = None) -> Violati
                 f"units > cap {number(p.cap)}",
                 p.label,
             )
-        if p.nblocks is not None and len(p.free) + p.allocated + p.cached != p.nblocks:
+        if p.nblocks is not None and p.nfree() + p.allocated + p.cached != p.nblocks:
             return Violation(
                 "blocks",
-                f"{p.label}: {len(p.free)} free + {p.allocated} allocated + {p.cached} "
+                f"{p.label}: {p.nfree()} free + {p.allocated} allocated + {p.cached} "
                 f"cached blocks ≠ {p.nblocks} blocks",
                 p.label,
             )

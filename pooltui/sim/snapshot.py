@@ -10,8 +10,9 @@ Owns the public view types only; building them is `views`'s business.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, overload
 
 from pooltui.lang.ir import Span
 from pooltui.sim.events import Event
@@ -29,6 +30,45 @@ class BlockOwner:
     rank: int | None = None  # cached: eviction rank, 0 is the next entry to go
 
 
+class Cells(Sequence[int]):
+    """The owner number of every block of a pool, kept only for the blocks in use, so a
+    pool of a billion blocks costs what its used blocks cost. `cells[i]` is 0 for a free
+    block. Read-only: built once per snapshot, never changed after."""
+
+    __slots__ = ("_n", "_used")
+
+    def __init__(self, n: int, used: dict[int, int]) -> None:
+        self._n = n
+        self._used = used
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, i: int) -> int: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[int]: ...
+    def __getitem__(self, i: int | slice) -> int | Sequence[int]:
+        if isinstance(i, slice):
+            return tuple(self._used.get(j, 0) for j in range(*i.indices(self._n)))
+        if i < 0:
+            i += self._n
+        if not 0 <= i < self._n:
+            raise IndexError(i)
+        return self._used.get(i, 0)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Cells):
+            return self._n == other._n and self._used == other._used
+        return tuple(self) == tuple(other) if isinstance(other, Sequence) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self._n, tuple(sorted(self._used.items()))))
+
+    def __repr__(self) -> str:
+        return f"Cells({self._n}, {dict(sorted(self._used.items()))})"
+
+
 @dataclass(frozen=True, slots=True)
 class BlockMap:
     """The physical block map of one pool member.
@@ -38,7 +78,7 @@ class BlockMap:
 
     nblocks: int
     unit: int
-    cells: tuple[int, ...]
+    cells: Sequence[int]
     owners: tuple[BlockOwner, ...]
 
     def owner(self, i: int) -> BlockOwner | None:

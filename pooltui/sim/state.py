@@ -179,6 +179,7 @@ class PoolState:
         "decl",
         "entries",
         "free",
+        "fresh",
         "label",
         "member",
         "nblocks",
@@ -198,8 +199,12 @@ class PoolState:
         self.nblocks: int | None = int(cap) // self.block if finite else None
         self.allocated = 0  # blocks
         self.cached = 0  # blocks
-        # Free physical blocks: a stack, lowest id on top, so a fresh pool fills from 0.
-        self.free: list[int] = list(range((self.nblocks or 0) - 1, -1, -1))
+        # Free physical blocks: the ids given back, a stack (the last given back is reused
+        # first), above the ids never used yet, kept as a count (`fresh`, the lowest of
+        # them), so a pool costs memory for the blocks it has used, not for its cap. This
+        # is exactly the old stack of every id with the lowest on top.
+        self.free: list[int] = []
+        self.fresh = 0
         # sid -> entry, in release order (an OrderedDict: the LRU end is O(1) to reach)
         self.entries: OrderedDict[int, Entry] = OrderedDict()
         self.queue: list[Hold] = []  # preempted first (latest first), then by enqueue
@@ -210,7 +215,30 @@ class PoolState:
         self.area_t = 0.0
 
     def free_blocks(self) -> Number:
-        return len(self.free) if self.nblocks is not None else math.inf
+        return self.nfree() if self.nblocks is not None else math.inf
+
+    def nfree(self) -> int:
+        """Free blocks of a finite pool: given back, plus never used."""
+        return len(self.free) + (self.nblocks or 0) - self.fresh
+
+    def pop_free(self) -> int:
+        """The next free block: the last given back, else the lowest never used."""
+        if self.free:
+            return self.free.pop()
+        self.fresh += 1
+        return self.fresh - 1
+
+    def pop_free_n(self, n: int) -> list[int]:
+        """The next n free blocks, in the order n `pop_free` calls would give them."""
+        free = self.free
+        k = min(n, len(free))
+        out = free[len(free) - k :]
+        del free[len(free) - k :]
+        out.reverse()
+        if k < n:
+            out.extend(range(self.fresh, self.fresh + n - k))
+            self.fresh += n - k
+        return out
 
 
 @mypyc_attr(serializable=True, allow_interpreted_subclasses=True)

@@ -15,7 +15,7 @@ def break_pool(sim: Simulation, pool_label: str) -> None:
     for p in sim.state.pools:
         if p.label == pool_label:
             p.allocated += 1
-            if p.free:
-                p.free.pop()  # a block nobody holds, and not free either
+            if p.nfree():
+                p.pop_free()  # a block nobody holds, and not free either
             return
     raise KeyError(pool_label)

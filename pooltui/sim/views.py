@@ -17,6 +17,7 @@ from pooltui.sim.events import Event
 from pooltui.sim.snapshot import (
     BlockMap,
     BlockOwner,
+    Cells,
     Counts,
     EntryView,
     HoldView,
@@ -132,7 +133,7 @@ def _block_map(eng: Engine, p: PoolState, entries: tuple[EntryView, ...]) -> Blo
     # Who holds each block is derived from the holds and entries (the engine keeps no
     # per-block owner table: that would cost a write per block on every allocation).
     owners: list[BlockOwner] = []
-    cells = [0] * p.nblocks
+    cells: dict[int, int] = {}  # blocks in use only (see Cells)
     for sess in eng.s.live.values():
         for h in sess.holds:
             if eng.s.pools[h.pool] is p and h.phys:
@@ -145,7 +146,7 @@ def _block_map(eng: Engine, p: PoolState, entries: tuple[EntryView, ...]) -> Blo
         k = len(owners)
         for b in ev.physical:
             cells[b] = k
-    return BlockMap(p.nblocks, p.block, tuple(cells), tuple(owners))
+    return BlockMap(p.nblocks, p.block, Cells(p.nblocks, cells), tuple(owners))
 
 
 def _pool_view(eng: Engine, p: PoolState, tiers: dict[str, list[str]]) -> PoolView:
@@ -158,7 +159,7 @@ def _pool_view(eng: Engine, p: PoolState, tiers: dict[str, list[str]]) -> PoolVi
                 holds.append(_hold_view(eng, sess, h))
     holds.sort(key=lambda hv: hv.admit_order)
     entries = _entries(eng, p)
-    free: Number = len(p.free) * p.block if p.nblocks is not None else math.inf
+    free: Number = p.nfree() * p.block if p.nblocks is not None else math.inf
     return PoolView(
         pd.ir.name,
         p.member if pd.ir.family else None,

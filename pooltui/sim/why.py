@@ -31,7 +31,7 @@ def _s(n: int) -> str:
 
 
 def _free(p: PoolState) -> str:
-    return str(len(p.free)) if p.nblocks is not None else "inf"
+    return str(p.nfree()) if p.nblocks is not None else "inf"
 
 
 # ---------------------------------------------------------------- sessions

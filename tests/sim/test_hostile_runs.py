@@ -394,3 +394,29 @@ def test_a_long_loop_that_moves_the_clock_is_not_a_livelock() -> None:
     sim = _guarded("session s { repeat (3000) { wait (0.001); } }\n", 1000)
     sim.run()
     assert sim.error is None and sim.summary().done == 1
+
+
+def test_a_billion_blocks_cost_only_the_blocks_used() -> None:
+    # Issue 14: `cap 1e9; block 1` allocated a list entry per block (431 MB at 1e7). The ids
+    # never used are a count and the snapshot's block map keeps only blocks in use, so ten
+    # holds of 100 units cost ~1,000 blocks of bookkeeping, whatever the cap. Worked out:
+    # each session holds 100 units for 1 s, all at t=0, so at t=0 1,000 blocks are held.
+    import tracemalloc
+
+    from pooltui.lang import compile_source
+    from pooltui.sim import Simulation
+
+    spec = "pool kv { cap 1e9; block 1; }\nsession s[10] { hold kv (100) { wait (1); } }\n"
+    tracemalloc.start()
+    try:
+        sim = Simulation(compile_source(spec, "big.pool"))
+        sim.run(until=0.5)
+        snap = sim.snapshot()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    pool = snap.pools[0]
+    assert pool.blocks is not None and pool.blocks.nblocks == 1_000_000_000
+    held = [i for i in range(1_000) if pool.blocks.cells[i]]
+    assert len(held) == 1_000 and pool.blocks.cells[1_000] == 0
+    assert peak < 64 * 1024 * 1024  # far below one byte per block (1 GB)

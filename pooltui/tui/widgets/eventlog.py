@@ -182,11 +182,13 @@ class EventLog(TextLines, can_focus=True):
         row = self.row_of_index(index)
         return row >= self.row_count or top <= row < top + height
 
-    def scroll_to_index(self, index: int) -> None:
+    def scroll_to_index(self, index: int, always: bool = False) -> None:
+        """Bring event `index` into view (near the bottom). Only when it is out of view,
+        unless `always`: a screenshot must not depend on where earlier frames left it."""
         height = max(1, self.scrollable_content_region.height)
         top = self.scroll_offset.y
         row = min(self.row_of_index(max(0, index)), max(0, self.row_count - 1))
-        if row < top or row >= top + height:
+        if always or row < top or row >= top + height:
             self.scroll_to(y=max(0, row - height + 2), animate=False, immediate=True)
 
     def watch_selected(self, selected: int | None) -> None:

@@ -55,12 +55,18 @@ class SourceView(TextLines, can_focus=True):
             self.call_after_refresh(self._scroll_to_span, span)
         self.refresh()
 
-    def _scroll_to_span(self, span: Span) -> None:
+    def _scroll_to_span(self, span: Span, always: bool = False) -> None:
         height = max(1, self.scrollable_content_region.height)
         top = self.scroll_offset.y
         row = span.line - 1
-        if row < top or row >= top + height - 1:
-            self.scroll_to(y=max(0, row - height // 3), animate=False)
+        if always or row < top or row >= top + height - 1:
+            self.scroll_to(y=max(0, row - height // 3), animate=False, immediate=True)
+
+    def place(self) -> None:
+        """Scroll the statement behind the event to its usual place (a third down), wherever
+        earlier frames left the view: a screenshot must not depend on them."""
+        if self.span is not None and self.span.line >= 1:
+            self._scroll_to_span(self.span, always=True)
 
     def _line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset

@@ -76,7 +76,7 @@ class Timeline(Widget):
         new_marks = [0] * BUCKETS
         for i in range(half):
             a, b = level[2 * i], level[2 * i + 1]
-            new_level[i] = b if not math.isnan(b) else a
+            new_level[i] = a if math.isnan(b) else (b if math.isnan(a) else max(a, b))
             new_marks[i] = marks[2 * i] | marks[2 * i + 1]
         self.level, self.marks = new_level, new_marks
         self.span *= 2
@@ -100,14 +100,19 @@ class Timeline(Widget):
         finite = [p for p in snap.pools if math.isfinite(p.cap) and p.cap > 0]
         pool = next((p for p in finite if p.label == self.pool), finite[0] if finite else None)
         if pool is not None:
+            # A bucket shows the highest utilisation sampled in it. The samples are taken
+            # by the worker on simulated time, and max does not depend on their order, so
+            # the strip is the same however the frames that carried them were spaced.
             for t, units in samples:
                 if math.isfinite(t):
                     self.latest = max(self.latest, t)
-                    self.level[self._bucket(t)] = units / pool.cap
+                    b = self._bucket(t)
+                    old = self.level[b]
+                    value = units / pool.cap
+                    self.level[b] = value if math.isnan(old) else max(old, value)
         if pool is not None and math.isfinite(snap.time):
             self.pool = pool.label
             self.current = pool.allocated / pool.cap
-            self.level[self._bucket(snap.time)] = self.current
         if math.isfinite(snap.time):
             self.now = snap.time
             self.latest = max(self.latest, snap.time)
