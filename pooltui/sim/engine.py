@@ -228,8 +228,8 @@ class Engine:
 
     # ------------------------------------------------------------------ a mode's hooks
     # The per-event rules; the fast mode overrides these to keep its steady residents.
-    def evict(self, p: PoolState, nblocks: int, protect: int | None) -> None:
-        blocks.evict(self, p, nblocks, protect)
+    def evict(self, p: PoolState, nblocks: int) -> None:
+        blocks.evict(self, p, nblocks)
 
     def join_stage(self, sess: Session, st: StageState) -> None:
         runs.join_stage(self, sess, st)

@@ -42,7 +42,7 @@ def grow_to(
             new_size,
         )
         return "rejected"
-    need = blocks.nb(p, new_size) - h.nblocks
+    need = blocks.nb(p, new_size) - len(h.table.blocks)
     pd = eng.t.pools[p.decl]
     while need > blocks.available(p):
         if pd.ir.preempt != "lifo" or p.stage is None:
@@ -64,7 +64,7 @@ def grow_to(
                 span=span,
             )
         return "wait"
-    added = blocks.extend_hold(eng, p, h, need)
+    added = blocks.extend_to(eng, p, h, new_size)
     h.size = new_size
     if need or p.block == 1:
         eng.emit(
@@ -100,7 +100,7 @@ def preempt(eng: Engine, h: HoldState, grower: Session, p: PoolState, need: int)
     s = eng.s
     victim = s.live[h.sid]
     st = s.stages[p.stage] if p.stage is not None else None
-    free_before, cached_before = len(p.free), p.cached
+    free_before, cached_before = p.free_blocks(), p.cached
     if victim.run is not None and st is not None:
         if victim.sid in st.scheduled:  # its tokens this iteration are given back
             st.scheduled.remove(victim.sid)

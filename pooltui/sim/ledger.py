@@ -89,6 +89,15 @@ class Content:
         self.total = end  # units covered by pieces; the private stream follows
         self.priv = _digest(b"p", str(sid).encode())  # the private stream's key
 
+    def __eq__(self, other: object) -> bool:
+        """The same content: the same session's stream after the same pieces."""
+        if not isinstance(other, Content):
+            return NotImplemented
+        return self.sid == other.sid and self.keys == other.keys and self.ends == other.ends
+
+    def __hash__(self) -> int:
+        return hash((self.sid, self.total, len(self.keys)))
+
     def prefix_hash(self, n: int) -> int:
         """The hash of units [0, n), n >= 1: O(log pieces)."""
         if n > self.total:

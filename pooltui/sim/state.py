@@ -15,10 +15,11 @@ see docs/architecture.md); the fast mode keeps its own figures beside it, not in
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
 from typing import Any
 
 from mypy_extensions import mypyc_attr
+
+from pooltui.sim.ledger import Content, Ledger, Table
 
 Number = int | float
 
@@ -49,8 +50,6 @@ class Hold:
         "enq_seq",
         "enq_time",
         "key",
-        "nblocks",
-        "phys",
         "pool",
         "preempted",
         "queued",
@@ -58,16 +57,20 @@ class Hold:
         "sid",
         "size",
         "stmt",
+        "table",
     )
 
-    def __init__(self, key: int, sid: int, pool: int, stmt: tuple[int, int]) -> None:
+    def __init__(
+        self, key: int, sid: int, pool: int, stmt: tuple[int, int], content: Content
+    ) -> None:
         self.key = key
         self.sid = sid
         self.pool = pool  # global pool member number
         self.stmt = stmt  # (body id, position) of the `hold` statement
         self.size = 0
-        self.nblocks = 0
-        self.phys: list[int] = []
+        # Its block table in its pool's ledger, with its content (built at its first
+        # attempt and kept for its life, preemptions included).
+        self.table = Table(key, content)
         self.computed = 0
         self.context = 0
         self.reserve: Number | None = None
@@ -77,24 +80,6 @@ class Hold:
         self.enq_seq = 0
         self.preempted = False
         self.queued = False
-
-
-@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
-class Entry:
-    """A cache entry: a session's released prefix in one pool member."""
-
-    __slots__ = ("attrs", "last", "nblocks", "order", "phys", "serial", "sid", "spilled", "units")
-
-    def __init__(self, sid: int, units: int, nblocks: int, phys: list[int], last: float) -> None:
-        self.sid = sid
-        self.units = units
-        self.nblocks = nblocks
-        self.phys = phys
-        self.last = last
-        self.order = 0  # release order in this pool
-        self.attrs: dict[str, Number] = {}  # as they were at the last release
-        self.serial = 0
-        self.spilled = False
 
 
 @mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
@@ -138,6 +123,7 @@ class Session:
         "holds",
         "index",
         "name",
+        "priv_hi",
         "rng_key",
         "run",
         "serial",
@@ -163,24 +149,23 @@ class Session:
         self.waiting_for = ""
         self.first_token: float | None = None
         self.admits: list[tuple[float, float]] = []  # (enqueued, admitted) per admission
+        # Per pool member: the end of the furthest block of this session's private stream
+        # registered there (the fast mode's steady residents register only past it).
+        self.priv_hi: dict[int, int] = {}
 
 
 @mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
 class PoolState:
     __slots__ = (
-        "allocated",
         "area",
         "area_t",
         "block",
-        "cached",
         "cap",
         "decl",
-        "entries",
-        "free",
         "label",
+        "ledger",
         "member",
         "nblocks",
-        "next_order",
         "queue",
         "stage",
         "waiting_grows",
@@ -194,21 +179,27 @@ class PoolState:
         self.block = block or 1
         finite = not math.isinf(cap)
         self.nblocks: int | None = int(cap) // self.block if finite else None
-        self.allocated = 0  # blocks
-        self.cached = 0  # blocks
-        # Free physical blocks: a stack, lowest id on top, so a fresh pool fills from 0.
-        self.free: list[int] = list(range((self.nblocks or 0) - 1, -1, -1))
-        # sid -> entry, in release order (an OrderedDict: the LRU end is O(1) to reach)
-        self.entries: OrderedDict[int, Entry] = OrderedDict()
+        # The blocks: free ids (a count of never-used ones), reference counts, registered
+        # content, the cache entries (one per release) and the holds' tables' blocks.
+        self.ledger = Ledger(self.nblocks, self.block)
         self.queue: list[Hold] = []  # preempted first (latest first), then by enqueue
-        self.next_order = 0
         self.stage: int | None = None  # global stage member of `admit via`
         self.waiting_grows: list[int] = []
         self.area = 0.0  # integral of allocated units over time
         self.area_t = 0.0
 
+    @property
+    def allocated(self) -> int:  # blocks with a count of at least one
+        return self.ledger.allocated
+
+    @property
+    def cached(self) -> int:  # registered blocks with a count of zero
+        return self.ledger.cached
+
     def free_blocks(self) -> Number:
-        return len(self.free) if self.nblocks is not None else math.inf
+        """Blocks that are neither allocated nor cached."""
+        L = self.ledger
+        return len(L.free) + L.fresh if self.nblocks is not None else math.inf
 
 
 @mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
@@ -266,7 +257,21 @@ class StageState:
 
 @mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
 class Job:
-    __slots__ = ("attrs", "end", "kind", "link", "sid", "source", "start", "tier", "units", "work")
+    __slots__ = (
+        "attrs",
+        "content",
+        "end",
+        "js",
+        "kind",
+        "link",
+        "serial",
+        "sid",
+        "source",
+        "start",
+        "tier",
+        "units",
+        "work",
+    )
 
     def __init__(self, kind: str, link: int, sid: int, work: Number) -> None:
         self.kind = kind  # "spill" | "send"
@@ -279,6 +284,10 @@ class Job:
         self.tier = -1
         self.source = -1
         self.attrs: dict[str, Number] = {}
+        self.serial = 0
+        # spill: the content spilled and the tier's block indices of it to write
+        self.content: Content | None = None
+        self.js: list[int] = []
 
 
 @mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
@@ -336,4 +345,6 @@ class State:
             "arrived": 0,
             "peak_live": 0,
         }
-        self.hit_units = [0, 0]  # units hit, units asked (at admissions)
+        # At admissions: units hit, units asked, hit units on blocks held by other holds
+        # (the `admit` event's `shared`), hit units on blocks other sessions computed.
+        self.hit_units = [0, 0, 0, 0]

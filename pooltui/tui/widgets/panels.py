@@ -24,6 +24,16 @@ from pooltui.tui.widgets.blockmap import BlockMapView, Palette
 Number = int | float
 
 
+def _attr_text(value: object) -> str:
+    """A session attribute: a number, or a source's string or list (shown short)."""
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, tuple):
+        inner = ", ".join(_attr_text(x) for x in value[:4])
+        return f"[{inner}{', …' if len(value) > 4 else ''}]"
+    return fmt(value if isinstance(value, int | float) else None)
+
+
 def fmt(value: Number | None) -> str:
     if value is None:
         return "-"
@@ -519,7 +529,7 @@ def inspect_session_text(snap: Snapshot, session_id: int | None, name: str | Non
     text.append(f"state: {view.state}; arrived {fmt(view.arrived)}s\n")
     if view.attrs:
         text.append("attributes: ")
-        text.append("  ".join(f"{k}={fmt(v)}" for k, v in view.attrs))
+        text.append("  ".join(f"{k}={_attr_text(v)}" for k, v in view.attrs))
         text.append("\n")
     for hold in view.holds:
         text.append(
