@@ -66,7 +66,7 @@ class Content:
     """A hold's content: pieces (key, units) end to end from unit 0, then session sid's
     private stream. List keys stand for one piece per element. Immutable once built."""
 
-    __slots__ = ("ends", "hp", "keys", "khash", "priv", "sid", "total")
+    __slots__ = ("bh", "bh_block", "ends", "hp", "keys", "khash", "priv", "sid", "total")
 
     def __init__(self, sid: int, pieces: Sequence[tuple[Key | list[Key], int]] = ()) -> None:
         self.sid = sid
@@ -88,6 +88,10 @@ class Content:
                 self.hp.append(h)
         self.total = end  # units covered by pieces; the private stream follows
         self.priv = _digest(b"p", str(sid).encode())  # the private stream's key
+        # Block hashes computed so far, for one block size (a hold's content is looked up
+        # at every attempt and registered block by block: each hash is computed once).
+        self.bh: list[int] = []
+        self.bh_block = 0
 
     def __eq__(self, other: object) -> bool:
         """The same content: the same session's stream after the same pieces."""
@@ -110,7 +114,17 @@ class Content:
 
     def block_hash(self, j: int, block: int) -> int:
         """Block j's identity in a pool of block `block`: the prefix [0, (j + 1)·block)."""
-        return self.prefix_hash((j + 1) * block)
+        bh = self.bh
+        if block == self.bh_block:
+            if j < len(bh):
+                return bh[j]
+        elif self.bh_block == 0:
+            self.bh_block = block
+        else:
+            return self.prefix_hash((j + 1) * block)
+        while len(bh) <= j:
+            bh.append(self.prefix_hash((len(bh) + 1) * block))
+        return bh[j]
 
     def summary(self, lo: int, hi: int) -> str:
         """The keys of [lo, hi) (strings quoted) and/or the private session."""

@@ -422,3 +422,39 @@ def test_a_keyword_column_is_read_through_row_name(tmp_path: Path) -> None:
     spec = _source_spec("t.jsonl", key="row.block", arrive="row.time", units="row.size")
     events = _run_source(tmp_path, spec)
     assert shared_of(events) == ROWS_EXPECTED
+
+
+# --------------------------------------------------------------------------- §4 invariants
+# Each invariant of content-and-reload.md §4, broken on purpose in a running simulation (the
+# state right after b's admission in SYSTEM_PROMPT: blocks 0, 1 shared by a and b), halts it
+# at the next event with a message naming what broke.
+BROKEN = {
+    "count": ("count", "block 0: count 3, but 2 tables hold it"),
+    "allocated": ("allocated", "allocated is 5 blocks but 4 have a count"),
+    "cached": ("cached", "cached is 1 blocks but 0 registered blocks have count 0"),
+    "table": ("table", "12 units in 2 blocks, not 3"),
+    "hit": ("content", "block 0 (#0) is not registered with its content"),
+    "content": ("content", "block 0: registered hash differs from its content's"),
+}
+
+
+def test_each_ledger_invariant_broken_on_purpose_halts_the_run() -> None:
+    import pytest
+
+    from pooltui.sim.testing import break_ledger
+
+    for what, (invariant, words) in BROKEN.items():
+        sim = sim_of(SYSTEM_PROMPT)
+        sim.run_until(lambda e: e.moment == "admit" and e.session == "b")
+        assert sim.violation is None
+        break_ledger(sim, "kv", what)
+        for _ in range(5):
+            if sim.step() is None or sim.violation is not None:
+                break
+        v = sim.violation
+        assert v is not None, what
+        assert (v.invariant, v.pool) == (invariant, "kv"), (what, v)
+        assert words in v.message, (what, v.message)
+        assert sim.halted is not None and "invariant broken" in sim.halted
+    with pytest.raises(ValueError):
+        break_ledger(sim_of(SYSTEM_PROMPT), "kv", "nothing")
