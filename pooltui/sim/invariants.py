@@ -14,7 +14,6 @@ from pooltui.sim.ledger import Table
 from pooltui.sim.snapshot import Violation
 from pooltui.sim.state import State
 
-
 FULL = 2048
 FULL_EVERY = 256
 

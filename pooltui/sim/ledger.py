@@ -102,6 +102,9 @@ class Content:
     def __hash__(self) -> int:
         return hash((self.sid, self.total, len(self.keys)))
 
+    def __repr__(self) -> str:  # no address: snapshots' reprs are compared across builds
+        return f"Content(sid={self.sid}, keys={self.keys!r}, total={self.total})"
+
     def prefix_hash(self, n: int) -> int:
         """The hash of units [0, n), n >= 1: O(log pieces)."""
         if n > self.total:

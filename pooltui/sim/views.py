@@ -215,6 +215,9 @@ class _Cells(Sequence[int]):
     def __hash__(self) -> int:
         return hash((self.n, bytes(self.used)))
 
+    def __repr__(self) -> str:
+        return f"Cells(n={self.n}, used={list(self.used)!r})"
+
 
 def _pool_view(eng: Engine, p: PoolState, tiers: dict[str, list[str]]) -> PoolView:
     pd = eng.t.pools[p.decl]
