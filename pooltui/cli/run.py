@@ -200,6 +200,13 @@ def summary(r: RunSummary, wall: float) -> str:
     lines.append(
         f"cache hit rate: {rate} ({r.hit_units:,} of {r.asked_units:,} units asked at admissions)"
     )
+    if r.asked_units:
+        lines.append(
+            f"  own {r.hit_own / r.asked_units:.1%}  shared {r.hit_shared / r.asked_units:.1%}  "
+            f"reloaded {r.hit_reloaded / r.asked_units:.1%}  "
+            f"(shared with holds still holding them: {r.hit_held:,} units); "
+            f"duplicate blocks {r.duplicates:,}"
+        )
     for c in r.classes:
         lines.append(
             f"class {c.name}: {c.arrived:,} arrived, {c.done:,} done, {c.rejected:,} rejected"

@@ -16,25 +16,35 @@ from pooltui.lang.ir import Expr, Hold, Run
 from pooltui.lang.words import number
 from pooltui.sim import blocks, members, runs, why
 from pooltui.sim.codes import ADMITTED, BLOCKED, REJECTED, Number
+from pooltui.sim.ledger import Content
+from pooltui.sim.ledger import Hit as LedgerHit
 from pooltui.sim.state import F_HOLD, S_QUEUED, PoolState, Session, StageState
 from pooltui.sim.state import Hold as HoldState
 
 if TYPE_CHECKING:
     from pooltui.sim.engine import Engine
 
+NO_CONTENT = Content(-1)  # a hold's content until its first attempt (in `enqueue`)
+
 
 class HoldPlan:
-    """What a hold would be if it were admitted now: its units, the part of them its own
-    cache entry covers (`hit`), its `need` and `reserve`, and why it can never fit (None
-    when it can)."""
+    """What a hold would be if it were admitted now: its units, the part of them the
+    pool's registered blocks cover (`hit`, in units; `found`, the blocks), its `need` and
+    `reserve`, and why it can never fit (None when it can)."""
 
-    __slots__ = ("hit", "need", "never", "reserve", "size")
+    __slots__ = ("found", "hit", "need", "never", "reserve", "size")
 
     def __init__(
-        self, size: int, hit: int, need: int, reserve: Number | None, never: str | None
+        self,
+        size: int,
+        found: LedgerHit,
+        need: int,
+        reserve: Number | None,
+        never: str | None,
     ) -> None:
         self.size = size
-        self.hit = hit
+        self.found = found
+        self.hit = found.units
         self.need = need
         self.reserve = reserve
         self.never = never
@@ -44,8 +54,12 @@ def enqueue(eng: Engine, sess: Session, stmt: Hold, where: tuple[int, int]) -> N
     """A `hold` statement: the session queues on the pool member."""
     s = eng.s
     p = members.pool_member(eng, stmt.pool, sess)
-    h = HoldState(s.next_hold, sess.sid, s.pools.index(p), where)
+    h = HoldState(s.next_hold, sess.sid, s.pools.index(p), where, NO_CONTENT)
     s.next_hold += 1
+    # Its content, evaluated at its first attempt and kept for its life.
+    env = eng.env.bind(sess, h, s.now)
+    env.computed = 0
+    h.table.content = Content(sess.sid, eng.t.content_fn(stmt)(env))
     h.enq_time = s.now
     h.enq_seq = s.next_enq
     s.next_enq += 1
@@ -77,16 +91,19 @@ def _value(eng: Engine, expr: Expr, sess: Session, h: HoldState, computed: int) 
 
 
 def plan_hold(eng: Engine, p: PoolState, h: HoldState, sess: Session) -> HoldPlan:
-    """The hold's plan for an attempt now. Its header sees as computed what its own
-    cache entry would give it (the hit). Writes nothing (an expression may still draw
-    from the session's stream)."""
+    """The hold's plan for an attempt now (content-and-reload.md §2): E, the longest run of
+    its content's leading blocks the pool has registered; its header sees E as computed;
+    hit = min(E, ⌊max(U, context) − 1⌋ in whole blocks), the header evaluated again with
+    the hit if it shrank. Writes nothing (an expression may still draw from the session's
+    stream)."""
     stmt = members.hold_stmt(eng, h)
-    entry = p.entries.get(sess.sid)
-    e_units = entry.units if entry is not None else 0
+    found = blocks.longest(p, h.table.content)
+    e_units = found.units
     what = "the hold's units"
     size = eng.units(_value(eng, stmt.units, sess, h, e_units), stmt.span, what)
-    hit = min(e_units, (max(size, h.context) // p.block) * p.block)
-    if hit < e_units:  # a hit smaller than the entry: the header sees the smaller one
+    found = blocks.capped(p, found, max(size, h.context))
+    hit = found.units
+    if hit < e_units:  # a hit smaller than E: the header sees the smaller one
         size = eng.units(_value(eng, stmt.units, sess, h, hit), stmt.span, what)
     size = max(size, hit)  # a hold holds at least its hit
     need = 0
@@ -110,7 +127,7 @@ def plan_hold(eng: Engine, p: PoolState, h: HoldState, sess: Session) -> HoldPla
         # vLLM refuses a request longer than max_model_len before scheduling it: the
         # whole current sequence (`need`) must be within the reserve, not just this chunk.
         never = f"its need ({need}) is above its reserve ({number(reserve)})"
-    return HoldPlan(size, hit, need, reserve, never)
+    return HoldPlan(size, found, need, reserve, never)
 
 
 def select(eng: Engine, p: PoolState) -> HoldState:
@@ -204,16 +221,18 @@ def try_admit(eng: Engine, p: PoolState, h: HoldState, st: StageState | None) ->
             h.computed = 0
             return BLOCKED
         grown = max(size, h.computed + tokens)
-    if not blocks.room_for(p, hit, grown, need):
+    found = plan.found
+    if not blocks.fits(p, found, grown, need):
         h.computed = 0
         return BLOCKED
-    # Admit: the blocks are found (evicting), and only then does the hold leave the queue.
-    phys = blocks.admit_blocks(eng, p, sess, hit, size)
+    # Admit: the hit is taken, the blocks past it found (evicting), and only then does the
+    # hold leave the queue.
+    shared = found.shared * p.block
+    computed_by_others = blocks.others(p, found, sess.sid)
+    phys = tuple(blocks.admit_blocks(eng, p, h, found, size))
     p.queue.remove(h)
     h.queued = False
-    h.phys = phys
     h.size = size
-    h.nblocks = blocks.nb(p, size)
     h.admit_order = s.next_admit
     s.next_admit += 1
     h.admitted_at = s.now
@@ -222,6 +241,8 @@ def try_admit(eng: Engine, p: PoolState, h: HoldState, st: StageState | None) ->
     eng.stats.queueing[sess.cls].append(s.now - h.enq_time)
     s.hit_units[0] += hit
     s.hit_units[1] += max(size, hit)
+    s.hit_units[2] += shared
+    s.hit_units[3] += computed_by_others
     sess.waiting_for = ""
     frame = hold_frame(eng, sess, h)
     if frame is None:
@@ -235,6 +256,7 @@ def try_admit(eng: Engine, p: PoolState, h: HoldState, st: StageState | None) ->
             p.label,
             size,
             hit,
+            shared,
             was_preempted,
             st.label if st is not None else None,
             st.budget_left if st is not None else 0,
@@ -243,9 +265,13 @@ def try_admit(eng: Engine, p: PoolState, h: HoldState, st: StageState | None) ->
         pool=p,
         stage=st,
         units=size,
-        blocks=tuple(phys),
+        blocks=phys,
         span=members.hold_stmt(eng, h).span,
-        data=(("hit", hit), ("stage", st.label if st is not None else None)),
+        data=(
+            ("hit", hit),
+            ("shared", shared),
+            ("stage", st.label if st is not None else None),
+        ),
     )
     if frame is not None and sess.run is not None:
         # Re-admitted after preemption: resume the run it was in.
@@ -292,7 +318,7 @@ def drop_hold(eng: Engine, sess: Session, h: HoldState) -> None:
     if h.queued:
         p.queue.remove(h)
         h.queued = False
-    blocks.drop(p, h)
+    blocks.drop(eng, p, h)
     if h in sess.holds:
         sess.holds.remove(h)
     if sess.run is not None and sess.run.hold == h.key:
@@ -300,11 +326,12 @@ def drop_hold(eng: Engine, sess: Session, h: HoldState) -> None:
 
 
 def release(eng: Engine, sess: Session, h: HoldState) -> None:
-    """The hold's body ran out: its computed prefix stays cached."""
+    """The hold's body ran out: its blocks left at count zero that are registered stay
+    cached, as this release's entry."""
     p = eng.s.pools[h.pool]
     size = h.size
     cached_units, kept = blocks.let_go(eng, sess, h)
-    keep = len(kept) or cached_units
+    keep = len(kept)
     sess.holds.remove(h)
     eng.emit(
         "release",

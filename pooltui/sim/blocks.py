@@ -1,26 +1,32 @@
 """Blocks, entries and eviction: a pool's block accounting, and its one home.
 
-Owns a pool's `allocated`, `cached` and `free` figures and the physical block ids: taking
-blocks for a hold (evicting cache first when needed), giving them back, turning a hold's
-computed prefix into the session's cache entry, reusing an entry's blocks at admission,
-landing a spilled prefix, and the eviction order. Other modules change these figures only
-through the functions here. It does not decide who is admitted, grown or preempted, and
-it touches no queue, stage or session frame.
+A pool's blocks live in its `Ledger` (`ledger.py`: content-addressed, reference-counted
+blocks, content-and-reload.md §1, §2): this module is the engine's one user of it. It
+looks a hold's content up (the hit), puts a hit into a hold's table and finds the blocks
+past it (evicting cache by the pool's `evict` policy when the free ones do not suffice),
+registers the blocks an iteration's tokens complete, releases a hold's table (its blocks
+left at count zero become that release's cache entry), evicts entries tail first (each
+eviction an `evict` event naming its blocks, then perhaps a spill) and lands spilled
+blocks in a tier. Other modules change block figures only through the functions here. It
+does not decide who is admitted, grown or preempted, and it touches no queue, stage or
+session frame.
 """
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING
 
 from pooltui.sim import members, why
 from pooltui.sim.codes import Number
+from pooltui.sim.ledger import CacheEntry, Content, Evicted, Hit, spill_ranges
 from pooltui.sim.members import Env
-from pooltui.sim.state import Entry, PoolState, Session
 from pooltui.sim.state import Hold as HoldState
+from pooltui.sim.state import PoolState, Session
 
 if TYPE_CHECKING:
     from pooltui.sim.engine import Engine
+
+WHOLE = 1 << 62  # a lookup bound past any chain the ledger can hold
 
 
 def nb(p: PoolState, units: int) -> int:
@@ -28,40 +34,128 @@ def nb(p: PoolState, units: int) -> int:
     return -(-units // p.block)
 
 
-def available(p: PoolState, protect: int | None = None) -> Number:
-    """Blocks an allocation could get: free plus evictable cache."""
-    if p.nblocks is None:
-        return math.inf
-    own = p.entries[protect].nblocks if protect is not None and protect in p.entries else 0
-    return p.nfree() + p.cached - own
+def available(p: PoolState) -> Number:
+    """Blocks an allocation could get: free, never used, and evictable cache."""
+    return p.ledger.room()
 
 
-def take_blocks(eng: Engine, p: PoolState, n: int, protect: int | None) -> list[int]:
-    """Allocate n blocks, evicting cache first if needed (but not `protect`'s entry)."""
-    if p.nblocks is None:
-        p.allocated += n
-        return []
-    have = p.nfree()
-    if n > have:
-        eng.evict(p, n - have, protect)
-    p.allocated += n
-    if n == 1:  # the common case: a decode crossing into its next block
-        return [p.pop_free()]
-    return p.pop_free_n(n)
+# ---------------------------------------------------------------- hits
+def longest(p: PoolState, content: Content) -> Hit:
+    """E: the longest run of leading blocks of `content` the pool has registered (held by
+    anyone, or cached), the first registered copy of each."""
+    return p.ledger.lookup(content, WHOLE)
 
 
-def give_back(p: PoolState, phys: list[int], n: int) -> None:
-    """Free n allocated blocks (their ids in `phys`, reused first)."""
-    p.allocated -= n
-    if p.nblocks is None:
+def capped(p: PoolState, found: Hit, upto: int) -> Hit:
+    """`found` limited as a hit of an attempt whose max(U, context) is `upto`: never the
+    hold's last unit, ⌊(upto − 1) / block⌋ blocks at most (vLLM's num_tokens − 1)."""
+    n = (upto - 1) // p.block if upto >= 1 else 0
+    if n >= len(found.blocks):
+        return found
+    L = p.ledger
+    out = Hit()
+    out.blocks = found.blocks[:n]
+    for b in out.blocks:
+        if L.ref[b] == 0:
+            out.cached += 1
+        else:
+            out.shared += 1
+    out.units = n * p.block
+    return out
+
+
+def fits(p: PoolState, hit: Hit, grown: int, need: int) -> bool:
+    """Whether a hold with `hit` can be admitted with `grown` units (and `need` units of
+    headroom): the blocks past the hit fit in the room, of which the hit's cached blocks
+    are no longer part."""
+    n = max(nb(p, grown), nb(p, need)) - len(hit.blocks)
+    return p.ledger.fits(n, hit)
+
+
+def others(p: PoolState, hit: Hit, sid: int) -> int:
+    """Units of `hit` on blocks another session computed."""
+    n = 0
+    bcontent = p.ledger.bcontent
+    for b in hit.blocks:
+        c = bcontent[b]
+        if c is not None and c.sid != sid:
+            n += 1
+    return n * p.block
+
+
+# ---------------------------------------------------------------- a hold's blocks
+def make_room(eng: Engine, p: PoolState, n: int) -> None:
+    """Evict cache until `n` blocks can be taken from the free ones."""
+    short = p.ledger.short(n)
+    if short > 0:
+        eng.evict(p, short)
+
+
+def admit_blocks(eng: Engine, p: PoolState, h: HoldState, hit: Hit, size: int) -> list[int]:
+    """The blocks of a hold being admitted with `size` units: the hit first (its cached
+    blocks leave their entries, its held ones are shared), then new blocks past it
+    (evicting cache as needed). Returns all its blocks, head first."""
+    L = p.ledger
+    t = h.table
+    L.acquire(t, hit)
+    h.size = t.size  # it holds its hit while blocks are found past it
+    make_room(eng, p, nb(p, size) - len(t.blocks))
+    L.grow(t, size)
+    return t.blocks
+
+
+def extend_to(eng: Engine, p: PoolState, h: HoldState, size: int) -> list[int]:
+    """Grow an admitted hold's table to `size` units (evicting cache if needed): the new
+    blocks."""
+    make_room(eng, p, nb(p, size) - len(h.table.blocks))
+    return p.ledger.grow(h.table, size)
+
+
+def one_more_block(eng: Engine, p: PoolState, h: HoldState) -> None:
+    """One more block for a hold (the fast mode's steady resident crossing into its next
+    block); its table's size becomes its blocks' units."""
+    make_room(eng, p, 1)
+    p.ledger.grow(h.table, (len(h.table.blocks) + 1) * p.block)
+
+
+def register(p: PoolState, h: HoldState, upto: int, sess: Session | None) -> None:
+    """An iteration takes the tokens that bring h to `upto` computed units: the blocks they
+    complete are registered now (so a hold admitted later in this iteration hits them)."""
+    L = p.ledger
+    t = h.table
+    if upto // p.block <= t.nreg:
         return
-    p.free.extend(reversed(phys))
+    L.register(t, upto)
+    end = t.nreg * p.block
+    if sess is not None and end > t.content.total:
+        pi = h.pool
+        if end > sess.priv_hi.get(pi, 0):
+            sess.priv_hi[pi] = end
 
 
-def evict_order(eng: Engine, p: PoolState, protect: int | None) -> list[Entry]:
-    """Every entry but `protect`'s, the first to go first."""
+def let_go(eng: Engine, sess: Session, h: HoldState) -> tuple[int, list[int]]:
+    """Release a hold (or preempt it): each of its blocks' counts goes down; the registered
+    ones left at zero become this release's cache entry. Returns (its units, its blocks)."""
+    p = eng.s.pools[h.pool]
+    e = p.ledger.release(h.table, eng.s.now, sess.attrs, sess.serial)
+    h.size = 0
+    if e is None:
+        return 0, []
+    return e.units, e.blocks
+
+
+def drop(eng: Engine, p: PoolState, h: HoldState) -> None:
+    """Free all of a hold's blocks without caching anything (its session was rejected);
+    blocks other holds share stay with them."""
+    p.ledger.release(h.table, eng.s.now, keep=False)
+    h.size = 0
+
+
+# ---------------------------------------------------------------- eviction
+def evict_order(eng: Engine, p: PoolState) -> list[CacheEntry]:
+    """Every entry, the first to go first."""
     pd = eng.t.pools[p.decl]
-    entries = [e for sid, e in p.entries.items() if sid != protect]
+    entries = list(p.ledger.entries.values())
     if pd.evict_keys is None:
         return entries  # release order is insertion order
     keyed = [(entry_keys(eng, p, e), e.order, e) for e in entries]
@@ -69,7 +163,7 @@ def evict_order(eng: Engine, p: PoolState, protect: int | None) -> list[Entry]:
     return [k[2] for k in keyed]
 
 
-def entry_keys(eng: Engine, p: PoolState, e: Entry) -> tuple[Number, ...]:
+def entry_keys(eng: Engine, p: PoolState, e: CacheEntry) -> tuple[Number, ...]:
     """An entry's eviction keys (`evict by`), lowest first to go."""
     pd = eng.t.pools[p.decl]
     if pd.evict_keys is None:
@@ -78,8 +172,9 @@ def entry_keys(eng: Engine, p: PoolState, e: Entry) -> tuple[Number, ...]:
     return tuple(f(env) for f in pd.evict_keys)
 
 
-def entry_env(eng: Engine, p: PoolState, e: Entry, size: int) -> Env:
-    """The environment of an entry's keys and of its spill expressions."""
+def entry_env(eng: Engine, p: PoolState, e: CacheEntry, size: int) -> Env:
+    """The environment of an entry's keys and of its spill expressions: the attributes of
+    the session that released it (now, if it still lives), the release's age and last."""
     sess = eng.s.live.get(e.sid)
     env = eng.env
     env.session = None  # evict keys and spill expressions may not draw
@@ -94,20 +189,19 @@ def entry_env(eng: Engine, p: PoolState, e: Entry, size: int) -> Env:
     return env
 
 
-def next_to_evict(eng: Engine, p: PoolState, protect: int | None) -> Entry:
+def next_to_evict(eng: Engine, p: PoolState) -> CacheEntry:
     """The entry that goes first: lru is release order (the dict's order); by keys is
     ascending keys, then release order."""
     pd = eng.t.pools[p.decl]
+    L = p.ledger
     if pd.evict_keys is None:
-        for e in p.entries.values():
-            if e.sid != protect:
-                return e
-        raise RuntimeError("evict: no cache left")  # pragma: no cover - callers check
+        e = L.lru()
+        if e is None:  # pragma: no cover - callers check available() first
+            raise RuntimeError("evict: no cache left")
+        return e
     best: tuple[tuple[Number, ...], int] | None = None
-    chosen: Entry | None = None
-    for e in p.entries.values():
-        if e.sid == protect:
-            continue
+    chosen: CacheEntry | None = None
+    for e in L.entries.values():
         k = (entry_keys(eng, p, e), e.order)
         if best is None or k < best:
             best, chosen = k, e
@@ -116,29 +210,24 @@ def next_to_evict(eng: Engine, p: PoolState, protect: int | None) -> Entry:
     return chosen
 
 
-def evict(eng: Engine, p: PoolState, nblocks: int, protect: int | None) -> None:
-    """Evict `nblocks` blocks of cache, entries in eviction order, each from its tail."""
+def evict(eng: Engine, p: PoolState, nblocks: int) -> None:
+    """Evict `nblocks` cached blocks: entries in eviction order, each from its tail (the
+    block furthest from unit 0 first), one `evict` event per entry touched."""
     pd = eng.t.pools[p.decl]
     s = eng.s
+    L = p.ledger
     while nblocks > 0:
-        e = next_to_evict(eng, p, protect)
-        take = min(nblocks, e.nblocks)
-        gone = e.phys[len(e.phys) - take :] if p.nblocks is not None else []
-        del e.phys[len(e.phys) - take :]
-        units_before = e.units
-        e.nblocks -= take
-        e.units = min(e.units, e.nblocks * p.block)
-        units = units_before - e.units
-        p.cached -= take
-        p.free.extend(reversed(gone))
-        if e.nblocks == 0:
-            del p.entries[e.sid]
+        e = next_to_evict(eng, p)
+        take = min(nblocks, len(e.blocks))
+        sid, order = e.sid, e.order
+        gone = L.evict(order, take)
         nblocks -= take
+        units = take * p.block
+        left = len(e.blocks) * p.block
         s.counters["evictions"] += 1
         s.counters["evicted_units"] += units
-        sess = s.live.get(e.sid)
-        name = sess.name if sess is not None else members.sid_name(eng, e.sid)
-        left = e.units
+        sess = s.live.get(sid)
+        name = sess.name if sess is not None else members.sid_name(eng, sid)
         eng.emit(
             "evict",
             lambda: why.evicted(units, name, p.label, left),
@@ -146,214 +235,43 @@ def evict(eng: Engine, p: PoolState, nblocks: int, protect: int | None) -> None:
             pool=p,
             name=name,
             units=units,
-            blocks=tuple(gone),
+            blocks=tuple(ev.block for ev in gone),
             data=(("entry", name), ("left", left)),
-            span=eng.t.pools[p.decl].ir.span,
+            span=pd.ir.span,
         )
         if pd.spill_when is not None:
-            eng.maybe_spill(p, e, units, name)  # right after its eviction
+            eng.maybe_spill(p, e, gone, name)  # right after its eviction
 
 
-def add_entry(
-    eng: Engine,
-    p: PoolState,
-    sid: int,
-    units: int,
-    nblocks: int,
-    phys: list[int],
-    attrs: dict[str, Number],
-) -> Entry:
-    """Cache `units` units in `nblocks` blocks (`phys`) as the session's entry."""
-    old = p.entries.pop(sid, None)
-    if old is not None:  # a newer release of the same session replaces it
-        p.cached -= old.nblocks
-        p.free.extend(reversed(old.phys))
-    e = Entry(sid, units, nblocks, phys, eng.s.now)
-    e.order = p.next_order
-    p.next_order += 1
-    e.attrs = attrs
-    live = eng.s.live.get(sid)
-    e.serial = live.serial if live is not None else (old.serial if old is not None else 0)
-    p.entries[sid] = e
-    p.cached += nblocks
+# ---------------------------------------------------------------- spills landing
+def land(
+    eng: Engine, tier: PoolState, content: Content, js: list[int], attrs: dict[str, Number],
+    serial: int,
+) -> CacheEntry | None:  # fmt: skip
+    """Spilled blocks (indices `js` of `content` in the tier's blocks) land in `tier` as
+    one cached entry, evicting the tier's cache first if needed; blocks the tier registered
+    meanwhile are skipped. The caller checked that they fit."""
+    L = tier.ledger
+    todo = [j for j in js if not L.has(content, j)]
+    make_room(eng, tier, len(todo))
+    e = L.land(content, todo, eng.s.now, attrs, serial)
+    if e is not None and e.blocks:
+        sess = eng.s.live.get(content.sid)
+        end = (max(todo) + 1) * tier.block
+        if sess is not None and end > content.total:
+            pi = eng.s.pools.index(tier)
+            sess.priv_hi[pi] = max(sess.priv_hi.get(pi, 0), end)
     return e
 
 
-# ---------------------------------------------------------------- a hold's blocks
-def room_for(p: PoolState, hit: int, grown: int, need: int) -> bool:
-    """Whether a hold that reuses `hit` units of its own entry can be admitted with
-    `grown` units (and `need` units of headroom). Its own entry counts as available: the
-    hit part is used, the rest is freed."""
-    hit_blocks = hit // p.block
-    avail = available(p) - hit_blocks
-    return not (nb(p, grown) - hit_blocks > avail or nb(p, need) - hit_blocks > avail)
-
-
-def admit_blocks(eng: Engine, p: PoolState, sess: Session, hit: int, size: int) -> list[int]:
-    """The blocks of a hold being admitted with `size` units: first the part of the
-    session's own entry past its `hit` is freed (an `evict` event), then new blocks are
-    found (evicting other entries), then the hit part of the entry becomes the hold's."""
-    entry = p.entries.get(sess.sid)
-    hit_blocks = hit // p.block
-    hit_phys: list[int] = []
-    if entry is not None:
-        hit_phys = entry.phys[:hit_blocks]
-        rest = entry.phys[hit_blocks:]
-        if entry.nblocks > hit_blocks:
-            left = entry.units - hit
-            p.cached -= entry.nblocks - hit_blocks
-            del entry.phys[hit_blocks:]
-            entry.nblocks = hit_blocks
-            entry.units = hit
-            p.free.extend(reversed(rest))
-            eng.s.counters["evictions"] += 1
-            eng.emit(
-                "evict",
-                lambda: why.freed_own(left, sess.name, p.label, hit),
-                session=sess,
-                pool=p,
-                units=left,
-                blocks=tuple(rest),
-                data=(("entry", sess.name), ("left", hit)),
-                span=eng.t.pools[p.decl].ir.span,
-            )
-    new_phys = take_blocks(eng, p, nb(p, size) - hit_blocks, protect=sess.sid)
-    if entry is not None:
-        del p.entries[sess.sid]
-        p.cached -= hit_blocks
-        p.allocated += hit_blocks
-    return hit_phys + new_phys
-
-
-def extend_hold(eng: Engine, p: PoolState, h: HoldState, n: int) -> list[int]:
-    """`n` more blocks for an admitted hold (evicting cache if needed)."""
-    added = take_blocks(eng, p, n, protect=None)
-    h.phys.extend(added)
-    h.nblocks += n
-    return added
-
-
-def drop(p: PoolState, h: HoldState) -> None:
-    """Free all of a hold's blocks without caching anything."""
-    if h.nblocks:
-        give_back(p, h.phys, h.nblocks)
-    h.phys = []
-    h.nblocks = 0
-    h.size = 0
-
-
-def let_go(eng: Engine, sess: Session, h: HoldState) -> tuple[int, list[int]]:
-    """Free a hold, keeping its computed prefix in whole blocks as the session's cache
-    entry (a release, or a preemption). Returns (units cached, their blocks)."""
-    p = eng.s.pools[h.pool]
-    keep = h.computed // p.block
-    cached_units = keep * p.block
-    kept = h.phys[:keep] if p.nblocks is not None else []
-    p.allocated -= keep
-    give_back(p, h.phys[keep:], h.nblocks - keep)
-    if keep:
-        add_entry(eng, p, sess.sid, cached_units, keep, kept, dict(sess.attrs))
-    h.phys = []
-    h.nblocks = 0
-    h.size = 0
-    return cached_units, kept
-
-
-def cache_spilled(
-    eng: Engine, tier: PoolState, sid: int, units: int, n: int, attrs: dict[str, Number]
-) -> tuple[Entry, list[int]]:
-    """A spilled prefix of `units` units in `n` blocks lands in `tier`: appended to the
-    session's entry there. Returns the entry and all its blocks."""
-    phys = take_blocks(eng, tier, n, protect=sid)
-    tier.allocated -= n  # the blocks are cache, not a hold
-    old = tier.entries.pop(sid, None)
-    if old is not None:
-        tier.cached -= old.nblocks
-        phys = old.phys + phys
-        units += old.units
-        n += old.nblocks
-    e = add_entry(eng, tier, sid, units, n, phys, attrs)
-    e.spilled = True
-    return e, phys
-
-
-# ---------------------------------------------------------------- the fast mode's lean paths
-# The same state changes as the per-event paths above, counted but not described: the
-# fast mode takes them when nothing records or checks events (`FastEngine.lean`).
-def evict_lean(eng: Engine, p: PoolState, nblocks: int, protect: int | None) -> None:
-    """`evict` for lru without spill when no event is recorded or checked: the same
-    state changes, counted, with nothing to describe (the fast mode's headless runs)."""
-    s = eng.s
-    counters = s.counters
-    entries = p.entries
-    free = p.free
-    block = p.block
-    while nblocks > 0:
-        for e in entries.values():
-            if e.sid != protect:
-                break
-        else:  # pragma: no cover - callers check available() first
-            raise RuntimeError("evict: no cache left")
-        take = nblocks if nblocks < e.nblocks else e.nblocks
-        phys = e.phys
-        cut = len(phys) - take
-        free.extend(reversed(phys[cut:]))  # tail first, as block-by-block eviction
-        del phys[cut:]
-        before = e.units
-        e.nblocks -= take
-        cap = e.nblocks * block
-        if e.units > cap:
-            e.units = cap
-        p.cached -= take
-        if e.nblocks == 0:
-            del entries[e.sid]
-        nblocks -= take
-        counters["evictions"] += 1
-        counters["evicted_units"] += before - e.units
-        s.n_events += 1
-
-
-def evict_blocks(eng: Engine, p: PoolState, m: int) -> list[int]:
-    """m evictions of one block each (lru, in order), the blocks handed straight to
-    the allocations that needed them; counted as m `evict` events."""
-    s = eng.s
-    entries = p.entries
-    block = p.block
-    out: list[int] = []
-    units = 0
-    while len(out) < m:
-        e = next(iter(entries.values()))
-        take = min(m - len(out), e.nblocks)
-        phys = e.phys
-        cut = len(phys) - take
-        out.extend(reversed(phys[cut:]))
-        del phys[cut:]
-        before = e.units
-        e.nblocks -= take
-        if e.units > e.nblocks * block:
-            e.units = e.nblocks * block
-        units += before - e.units
-        p.cached -= take
-        if e.nblocks == 0:
-            del entries[e.sid]
-    s.counters["evictions"] += m
-    s.counters["evicted_units"] += units
-    s.n_events += m
+def spill_plan(
+    tier: PoolState, evicted: list[Evicted]
+) -> list[tuple[Content, int, list[int], int]]:
+    """The evicted blocks re-expressed in the tier's whole blocks, one range of one chain
+    at a time: (content, the range's units, tier block indices to write, tier blocks it
+    already has)."""
+    out: list[tuple[Content, int, list[int], int]] = []
+    for content, lo, hi in spill_ranges(evicted):
+        write, have = tier.ledger.spill_plan(content, lo, hi)
+        out.append((content, hi - lo, write, len(have)))
     return out
-
-
-def one_block_each(eng: Engine, p: PoolState, group: list[HoldState]) -> None:
-    """Each hold in `group` (lru pool, no spill) gets one block, exactly as one
-    `extend_hold(p, h, 1)` after another would give them: from the free stack's top while
-    it lasts, then each from the next eviction."""
-    p.allocated += len(group)
-    k = 0
-    while k < len(group) and p.nfree():
-        h = group[k]
-        h.phys.append(p.pop_free())
-        h.nblocks += 1
-        k += 1
-    if k < len(group):
-        for h, b in zip(group[k:], evict_blocks(eng, p, len(group) - k), strict=True):
-            h.phys.append(b)
-            h.nblocks += 1

@@ -45,7 +45,10 @@ MODULES = (
     "pooltui/sim/members.py",
     "pooltui/sim/why.py",
     "pooltui/sim/fast.py",
+    "pooltui/sim/ledger.py",
+    "pooltui/sim/ledgercheck.py",
     "pooltui/lang/exprs.py",
+    "pooltui/lang/content.py",
 )
 
 ENV_VAR = "POOLTUI_COMPILE"

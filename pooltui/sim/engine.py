@@ -51,11 +51,13 @@ from pooltui.sim import (
 from pooltui.sim.codes import MAX_STILL, Halt, Number, StopReplay
 from pooltui.sim.eventlog import EventLog
 from pooltui.sim.events import Event
+from pooltui.sim.ledger import CacheEntry, Evicted
+from pooltui.sim.ledgercheck import Watch
 from pooltui.sim.members import Env
 from pooltui.sim.rng import stream_key
 from pooltui.sim.snapshot import Violation
-from pooltui.sim.state import Entry, PoolState, Session, StageState, State
 from pooltui.sim.state import Hold as HoldState
+from pooltui.sim.state import PoolState, Session, StageState, State
 from pooltui.sim.tables import SessionDecl, Tables
 
 __all__ = ["Engine", "Env", "Halt", "Schedule", "Stats", "StopReplay"]
@@ -253,6 +255,13 @@ class Engine:
         self.sched = schedule
         self.s = state
         self.invariants = invariants
+        # The ledgers' invariants are checked at the cost of what each event changed
+        # (`ledgercheck`); an engine that checks nothing has them note nothing.
+        self.watch: Watch | None = Watch() if invariants else None
+        if not invariants:
+            for p in state.pools:
+                p.ledger.track = False
+                p.ledger.untouched()
         self.stats = stats or Stats(len(tables.sessions))
         self.events: EventLog = events if events is not None else EventLog()
         self.record = record
@@ -391,7 +400,7 @@ class Engine:
             raise Halt()
 
     def check_invariants(self) -> Violation | None:
-        return invariants.check(self.s)
+        return invariants.check(self.s, None, self.watch)
 
     # ------------------------------------------------------------------ evaluation
     def value_of(self, expr: Expr, sess: Session | None, hold: HoldState | None = None) -> Number:
@@ -427,13 +436,13 @@ class Engine:
     ) -> str:
         return grow.grow_to(self, sess, h, new_size, span, st)
 
-    def maybe_spill(self, p: PoolState, e: Entry, units: int, name: str) -> None:
-        links.maybe_spill(self, p, e, units, name)
+    def maybe_spill(self, p: PoolState, e: CacheEntry, gone: list[Evicted], name: str) -> None:
+        links.maybe_spill(self, p, e, gone, name)
 
     # ------------------------------------------------------------------ a mode's hooks
     # The per-event rules; the fast mode overrides these to keep its steady residents.
-    def evict(self, p: PoolState, nblocks: int, protect: int | None) -> None:
-        blocks.evict(self, p, nblocks, protect)
+    def evict(self, p: PoolState, nblocks: int) -> None:
+        blocks.evict(self, p, nblocks)
 
     def join_stage(self, sess: Session, st: StageState) -> None:
         runs.join_stage(self, sess, st)

@@ -125,8 +125,11 @@ class FastEngine(Engine):
         h.computed = computed
         h.context = computed
         h.size = size
+        h.table.size = size
         run.steps = steps
         p = self.s.pools[h.pool]
+        if p.ledger.track:  # its table's size changed (for the invariant check)
+            p.ledger.mark_table(h.table, 0, 0)
         key = (h.pool, (d0 - c0) % p.block)
         bucket = lz.buckets.get(key)
         if bucket is not None and sess.sid in bucket:
@@ -158,6 +161,10 @@ class FastEngine(Engine):
         if p.stage != self.s.stages.index(st) or st.exclusive:
             return
         if not (h.size == h.computed == h.context) or run.steps >= run.target:
+            return
+        # Steady steps register their blocks lazily (`register_steady`): only blocks of
+        # its own private stream past any its session registered here may be among them.
+        if h.computed < h.table.content.total or h.computed < sess.priv_hi.get(h.pool, 0):
             return
         limit = p.cap if h.reserve is None else min(p.cap, h.reserve)
         room = math.floor(limit) - h.computed if not math.isinf(limit) else 1 << 62
@@ -222,13 +229,6 @@ class FastEngine(Engine):
     def iteration_event(self, st: StageState, tokens: int, admitted: list[str], preempted: bool,
                         duration: float, prefills: int, decodes: int) -> None:  # fmt: skip
         """No `iteration` event (see QUIET)."""
-
-    def evict(self, p: PoolState, nblocks: int, protect: int | None) -> None:
-        pd = self.t.pools[p.decl]
-        if self.lean and pd.evict_keys is None and pd.spill_when is None and p.nblocks is not None:
-            blocks.evict_lean(self, p, nblocks, protect)
-            return
-        super().evict(p, nblocks, protect)
 
     def join_stage(self, sess: Session, st: StageState) -> None:
         self.lz(st).plain[sess.sid] = None
@@ -299,7 +299,7 @@ class FastEngine(Engine):
                 assert sess.run is not None
                 computed, size, _ = self.steady_values(st, sess)
                 steady[sess.run.h.key] = (computed, size)
-        return invariants.check(self.s, steady)
+        return invariants.check(self.s, steady, self.watch)
 
     def start_iteration(self, st: StageState) -> bool:
         lz = self.lz(st)
@@ -346,7 +346,7 @@ class FastEngine(Engine):
             if want > st.budget:
                 return None
             p = s.pools[h.pool]
-            grown = blocks.nb(p, h.computed + w) - h.nblocks
+            grown = blocks.nb(p, h.computed + w) - len(h.table.blocks)
             if grown > 0:
                 need[h.pool] = need.get(h.pool, 0) + grown
         crossing: list[tuple[int, int]] = []
@@ -409,24 +409,35 @@ class FastEngine(Engine):
 
     def crossing_blocks(self, holds: list[HoldState]) -> None:
         """Each hold (steady residents crossing into a new block, in resident order) gets
-        one block, exactly as one `take_blocks(p, 1)` after another would give them: from
-        the free stack's top while it lasts, then each from the next eviction."""
+        one block, exactly as one `extend_to` after another would give them (evicting
+        cache as the per-event mode would)."""
         s = self.s
-        i = 0
-        n = len(holds)
-        while i < n:
-            p = s.pools[holds[i].pool]
-            pd = self.t.pools[p.decl]
-            j = i + 1
-            while j < n and holds[j].pool == holds[i].pool:
-                j += 1
-            group = holds[i:j]
-            i = j
-            if p.nblocks is None or not self.lean or pd.evict_keys is not None or pd.spill_when:
-                for h in group:
-                    blocks.extend_hold(self, p, h, 1)
-                continue
-            blocks.one_block_each(self, p, group)
+        for h in holds:
+            blocks.one_more_block(self, s.pools[h.pool], h)
+
+    def register_steady(self, st: StageState, k: int) -> None:
+        """The blocks the steady residents complete in the k steady steps from the stage's
+        step count on are registered (as the per-event mode registers them when each
+        step's token is taken). Only a steady resident's private blocks past any its
+        session registered before (`try_steady`) can be among them: nothing can hit them
+        meanwhile, so registering them once per launched iteration is exact."""
+        lz = self.lz(st)
+        s = self.s
+        d = lz.dcount
+        for pi in st.memory:
+            p = s.pools[pi]
+            block = p.block
+            phases = range(block) if k >= block else [(d + i + 1) % block for i in range(k)]
+            for phase in phases:
+                bucket = lz.buckets.get((pi, phase))
+                if not bucket:
+                    continue
+                for sid in bucket:
+                    sess = s.live[sid]
+                    run = sess.run
+                    assert run is not None
+                    d0, c0, _ = lz.steady[sid]
+                    blocks.register(p, run.h, c0 + d + k - d0, sess)
 
     def fusion_length(self, st: StageState) -> int:
         """How many steady-only iterations can run as one: until a run finishes or must
@@ -448,6 +459,8 @@ class FastEngine(Engine):
         end = s.now + duration
         if fused <= 1 or duration <= 0:
             lz.fused = 1 if lz.steady else 0
+            if lz.fused:
+                self.register_steady(st, 1)
             return end
         # Fuse iterations 2..k while each ends strictly before the next action is due and
         # the blocks they cross can be found. Times are summed as the per-event mode sums.
@@ -456,7 +469,13 @@ class FastEngine(Engine):
         t = end
         start = s.now
         plan: list[tuple[float, int, list[int]]] = []  # (start, pool, sids in resident order)
-        avail = {pi: blocks.available(s.pools[pi]) for pi in st.memory}
+        # While a hold waits, no fused step evicts: an eviction could change what the
+        # waiting holds' lookups find, so each admission attempt would no longer fail
+        # the same way.
+        avail = {
+            pi: (s.pools[pi].free_blocks() if s.pools[pi].queue else blocks.available(s.pools[pi]))
+            for pi in st.memory
+        }
         buckets = lz.buckets
         single = len(st.memory) == 1
         # Each fused iteration starts strictly before the next action and ends by the cut:
@@ -510,6 +529,7 @@ class FastEngine(Engine):
             self.crossing_blocks(batch)
         s.now = start
         lz.fused = k
+        self.register_steady(st, k)
         st.iteration += k - 1
         s.counters["iterations"] += k - 1
         return t if k > 1 else end

@@ -42,7 +42,7 @@ def grow_to(
             new_size,
         )
         return "rejected"
-    need = blocks.nb(p, new_size) - h.nblocks
+    need = blocks.nb(p, new_size) - len(h.table.blocks)
     pd = eng.t.pools[p.decl]
     while need > blocks.available(p):
         if pd.ir.preempt != "lifo" or p.stage is None:
@@ -64,7 +64,7 @@ def grow_to(
                 span=span,
             )
         return "wait"
-    added = blocks.extend_hold(eng, p, h, need)
+    added = blocks.extend_to(eng, p, h, new_size)
     h.size = new_size
     if need or p.block == 1:
         eng.emit(

@@ -1,23 +1,31 @@
-"""Invariants: language.md §8 as a pure check over the state.
+"""Invariants: language.md §8 and content-and-reload.md §4 (each pool's ledger against the
+holds' block tables, through `ledgercheck`) as a check over the state.
 
 `check` reads the state and returns the first broken invariant as a `Violation`, or None.
-It writes nothing, so it can run after any event, at any moment of an action; halting on
-a violation is the engine's business (`Engine.check_now`).
+It changes nothing the simulation reads (with a `watch`, it empties the ledgers' notes of
+what changed), so it can run after any event, at any moment of an action; halting on a
+violation is the engine's business (`Engine.check_now`).
 """
 
 from __future__ import annotations
 
 from pooltui.lang.words import number
-from pooltui.sim import blocks
+from pooltui.sim import blocks, ledgercheck
+from pooltui.sim.ledgercheck import Watch
 from pooltui.sim.snapshot import Violation
 from pooltui.sim.state import State
 
 
-def check(s: State, steady: dict[int, tuple[int, int]] | None = None) -> Violation | None:
-    """The first broken invariant of language.md §8 in state `s`, or None.
+def check(
+    s: State, steady: dict[int, tuple[int, int]] | None = None, watch: Watch | None = None
+) -> Violation | None:
+    """The first broken invariant of language.md §8 and content-and-reload.md §4 in state
+    `s`, or None.
 
     `steady` gives, by hold key, the (computed, size) of holds whose figures the fast
-    mode keeps lazily (its steady residents): what the per-event mode would have."""
+    mode keeps lazily (its steady residents): what the per-event mode would have. `watch`
+    (the engine's) checks the ledgers at the cost of what changed since its last call
+    (`ledgercheck`); without it, in full."""
     for p in s.pools:
         if p.nblocks is not None and (p.allocated + p.cached) * p.block > p.cap:
             return Violation(
@@ -26,29 +34,10 @@ def check(s: State, steady: dict[int, tuple[int, int]] | None = None) -> Violati
                 f"units > cap {number(p.cap)}",
                 p.label,
             )
-        if p.nblocks is not None and p.nfree() + p.allocated + p.cached != p.nblocks:
-            return Violation(
-                "blocks",
-                f"{p.label}: {p.nfree()} free + {p.allocated} allocated + {p.cached} "
-                f"cached blocks ≠ {p.nblocks} blocks",
-                p.label,
-            )
-        cached = sum(e.nblocks for e in p.entries.values())
-        if cached != p.cached:
-            return Violation(
-                "cached",
-                f"{p.label}: cached is {p.cached} blocks but its entries hold {cached}",
-                p.label,
-                tuple(b for e in p.entries.values() for b in e.phys),
-            )
-        for e in p.entries.values():
-            if e.units != e.nblocks * p.block:
-                return Violation(
-                    "cached",
-                    f"{p.label}: an entry of {e.units} units is not {e.nblocks} whole blocks",
-                    p.label,
-                    tuple(e.phys),
-                )
+    v = ledgercheck.violation(s, watch)  # content-and-reload.md §4, every pool's ledger
+    if v is not None:
+        return v
+    for p in s.pools:
         seen = 0
         for h in p.queue:
             if h.preempted:
@@ -60,42 +49,41 @@ def check(s: State, steady: dict[int, tuple[int, int]] | None = None) -> Violati
                     )
             else:
                 seen += 1
-    allocated = [0] * len(s.pools)
     for sess in s.live.values():
         for h in sess.holds:
             p = s.pools[h.pool]
-            allocated[h.pool] += h.nblocks
+            t = h.table
             size, computed = h.size, h.computed
             if steady is not None and h.key in steady:
                 computed, size = steady[h.key]
-            if h.nblocks != blocks.nb(p, size):
+            elif t.size != size:
                 return Violation(
                     "allocated",
-                    f"{p.label}: {sess.name} holds {size} units in {h.nblocks} blocks",
+                    f"{p.label}: {sess.name} holds {size} units but its table {t.size}",
                     p.label,
-                    tuple(h.phys),
+                    tuple(t.blocks),
+                )
+            if len(t.blocks) != blocks.nb(p, size):
+                return Violation(
+                    "allocated",
+                    f"{p.label}: {sess.name} holds {size} units in {len(t.blocks)} blocks",
+                    p.label,
+                    tuple(t.blocks),
                 )
             if computed > size and not h.queued:
                 return Violation(
                     "computed",
                     f"{p.label}: {sess.name} has computed {computed} > size {size}",
                     p.label,
-                    tuple(h.phys),
+                    tuple(t.blocks),
                 )
             if h.reserve is not None and size > h.reserve:
                 return Violation(
                     "reserve",
                     f"{p.label}: {sess.name} holds {size} units > reserve {number(h.reserve)}",
                     p.label,
-                    tuple(h.phys),
+                    tuple(t.blocks),
                 )
-    for i, p in enumerate(s.pools):
-        if allocated[i] != p.allocated:
-            return Violation(
-                "allocated",
-                f"{p.label}: allocated is {p.allocated} blocks but the holds hold {allocated[i]}",
-                p.label,
-            )
     for st in s.stages:
         if st.kind != "step":
             continue

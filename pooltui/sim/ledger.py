@@ -8,7 +8,8 @@ It may not touch the engine, its events, clock or policies: it never chooses wha
 (the caller orders `entries`), never emits, and imports neither the engine nor textual nor
 rich. Plain data only (pickled into debugger checkpoints); memory follows the blocks in use,
 not the cap: never-used ids are a count (`fresh`), per-block arrays grow as ids are first
-used, and content is runs of pieces.
+used, and content is runs of pieces. While `track` is on it notes what each change touched,
+for the invariant check (`ledgercheck`, which also holds the full §4 check).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import math
 from bisect import bisect_left
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from mypy_extensions import mypyc_attr
 
@@ -66,7 +67,7 @@ class Content:
     """A hold's content: pieces (key, units) end to end from unit 0, then session sid's
     private stream. List keys stand for one piece per element. Immutable once built."""
 
-    __slots__ = ("ends", "hp", "keys", "khash", "priv", "sid", "total")
+    __slots__ = ("bh", "bh_block", "ends", "hp", "keys", "khash", "priv", "sid", "total")
 
     def __init__(self, sid: int, pieces: Sequence[tuple[Key | list[Key], int]] = ()) -> None:
         self.sid = sid
@@ -88,6 +89,22 @@ class Content:
                 self.hp.append(h)
         self.total = end  # units covered by pieces; the private stream follows
         self.priv = _digest(b"p", str(sid).encode())  # the private stream's key
+        # Block hashes computed so far, for one block size (a hold's content is looked up
+        # at every attempt and registered block by block: each hash is computed once).
+        self.bh: list[int] = []
+        self.bh_block = 0
+
+    def __eq__(self, other: object) -> bool:
+        """The same content: the same session's stream after the same pieces."""
+        if not isinstance(other, Content):
+            return NotImplemented
+        return self.sid == other.sid and self.keys == other.keys and self.ends == other.ends
+
+    def __hash__(self) -> int:
+        return hash((self.sid, self.total, len(self.keys)))
+
+    def __repr__(self) -> str:  # no address: snapshots' reprs are compared across builds
+        return f"Content(sid={self.sid}, keys={self.keys!r}, total={self.total})"
 
     def prefix_hash(self, n: int) -> int:
         """The hash of units [0, n), n >= 1: O(log pieces)."""
@@ -101,7 +118,17 @@ class Content:
 
     def block_hash(self, j: int, block: int) -> int:
         """Block j's identity in a pool of block `block`: the prefix [0, (j + 1)·block)."""
-        return self.prefix_hash((j + 1) * block)
+        bh = self.bh
+        if block == self.bh_block:
+            if j < len(bh):
+                return bh[j]
+        elif self.bh_block == 0:
+            self.bh_block = block
+        else:
+            return self.prefix_hash((j + 1) * block)
+        while len(bh) <= j:
+            bh.append(self.prefix_hash((len(bh) + 1) * block))
+        return bh[j]
 
     def summary(self, lo: int, hi: int) -> str:
         """The keys of [lo, hi) (strings quoted) and/or the private session."""
@@ -204,7 +231,14 @@ class Ledger:
         "ref",
         "sharers",
         "table",
+        "tb",
+        "te",
+        "th",
+        "thi",
+        "tlo",
         "total",
+        "track",
+        "tt",
     )
 
     def __init__(self, nblocks: int | None, block: int = 1) -> None:
@@ -229,6 +263,37 @@ class Ledger:
         self.dups = 0  # registered blocks now that are not their hash's first copy
         self.dup_registrations = 0  # statistic: registrations that found a copy
         self.next_order = 0
+        # What changed since the last invariant check (`ledgercheck.check_touched` consumes
+        # it), kept only while `track` is on (the engine turns it on with invariants): the
+        # blocks, entries (orders), hashes and tables (hid -> table, and the span of block
+        # indices of each that changed, [tlo, thi)).
+        self.track = False
+        self.tb: set[int] = set()
+        self.te: set[int] = set()
+        self.th: set[int] = set()
+        self.tt: dict[int, Table] = {}
+        self.tlo: dict[int, int] = {}
+        self.thi: dict[int, int] = {}
+
+    def mark_table(self, t: Table, lo: int, hi: int) -> None:
+        """Table t's blocks [lo, hi) changed, or its size (for the invariant check)."""
+        hid = t.hid
+        self.tt[hid] = t
+        old = self.tlo.get(hid)
+        if old is None:
+            self.tlo[hid], self.thi[hid] = lo, hi
+        else:
+            self.tlo[hid] = min(old, lo)
+            self.thi[hid] = max(self.thi[hid], hi)
+
+    def untouched(self) -> None:
+        """Forget what changed (the check has seen it, or nobody will)."""
+        self.tb.clear()
+        self.te.clear()
+        self.th.clear()
+        self.tt.clear()
+        self.tlo.clear()
+        self.thi.clear()
 
     @staticmethod
     def for_cap(cap: Number, block: int | None) -> Ledger:
@@ -329,6 +394,9 @@ class Ledger:
             t.blocks.append(b)
         t.nreg = len(hit.blocks)
         t.size = hit.units
+        if self.track:
+            self.tb.update(hit.blocks)
+            self.mark_table(t, 0, len(t.blocks))
 
     def _leave_entry(self, b: int) -> None:
         order = self.bentry[b]
@@ -337,6 +405,8 @@ class Ledger:
         if not e.blocks:
             del self.entries[order]
         self.bentry[b] = NONE
+        if self.track:
+            self.te.add(order)
 
     def grow(self, t: Table, size: int) -> list[int]:
         """Grow t to `size` units: the new blocks (from the free stack, then never-used
@@ -351,6 +421,9 @@ class Ledger:
             self.allocated += 1
             t.blocks.append(b)
         t.size = max(t.size, size)
+        if self.track:
+            self.tb.update(t.blocks[start:])
+            self.mark_table(t, start, len(t.blocks))
         return t.blocks[start:]
 
     def register(self, t: Table, computed: int) -> tuple[int, int]:
@@ -369,6 +442,11 @@ class Ledger:
             else:
                 copies.append(b)
                 dup += 1
+            if self.track:
+                self.tb.add(b)
+                self.th.add(h)
+        if self.track and n:
+            self.mark_table(t, t.nreg, last)
         t.nreg = max(t.nreg, last)
         self.dups += dup
         self.dup_registrations += dup
@@ -382,6 +460,9 @@ class Ledger:
         cached if registered (this release's entry, chain order) or are freed. With
         keep=False (a dropped hold) they are all unregistered and freed. Empties t."""
         e = CacheEntry(self.next_order, t.content.sid, self.block, now, attrs, serial)
+        if self.track:
+            self.tb.update(t.blocks)
+            self.mark_table(t, 0, 0)
         freed: list[int] = []
         for b in t.blocks:
             self._unhold(b, t.hid)
@@ -406,6 +487,8 @@ class Ledger:
             return None
         self.next_order += 1
         self.entries[e.order] = e
+        if self.track:
+            self.te.add(e.order)
         return e
 
     def _unregister(self, b: int) -> None:
@@ -417,6 +500,8 @@ class Ledger:
         if not copies:
             del self.table[h]
         self.bhash[b] = NONE
+        if self.track:
+            self.th.add(h)
 
     # ------------------------------------------------------------------ eviction
     def lru(self) -> CacheEntry | None:
@@ -428,6 +513,8 @@ class Ledger:
         e = self.entries.pop(order)
         e.last = now
         self.entries[order] = e
+        if self.track:
+            self.te.add(order)
 
     def evict(self, order: int, n: int) -> list[Evicted]:
         """Evict n blocks of entry `order`, tail first: unregister and free them. Returns
@@ -445,6 +532,9 @@ class Ledger:
             self.bentry[b] = NONE
             self.cached -= 1
             self._put(b)
+        if self.track:
+            self.tb.update(ev.block for ev in out)
+            self.te.add(order)
         if not e.blocks:
             del self.entries[order]
         return out
@@ -492,6 +582,9 @@ class Ledger:
             self.bentry[b] = e.order
             self.cached += 1
             e.blocks.append(b)
+            if self.track:
+                self.tb.add(b)
+                self.th.add(self.bhash[b])
         return self._file(e)
 
     # ------------------------------------------------------------------ snapshots
@@ -532,69 +625,3 @@ def spill_ranges(evicted: Sequence[Evicted]) -> list[tuple[Content, int, int]]:
         else:
             out.append((ev.content, ev.lo, ev.hi))
     return sorted(out, key=lambda r: r[1])
-
-
-def check(ledger: Ledger, holds: Iterable[Table]) -> str | None:
-    """content-and-reload.md §4 for one pool: a message naming the first broken
-    invariant, or None. `holds` are all the tables in this pool."""
-    L, n = ledger, len(ledger.ref)
-    if not (len(L.bhash) == len(L.bcontent) == len(L.bidx) == len(L.bentry) == len(L.owner) == n):
-        return "per-block arrays differ in length"
-    holders: list[list[int]] = [[] for _ in range(n)]
-    for t in holds:
-        if len(t.blocks) != L.nb(t.size):
-            return f"hold {t.hid}: {t.size} units in {len(t.blocks)} blocks, not {L.nb(t.size)}"
-        if len(set(t.blocks)) != len(t.blocks):
-            return f"hold {t.hid}: a block twice in its table"
-        for j, b in enumerate(t.blocks):
-            if not 0 <= b < n:
-                return f"hold {t.hid}: block {b} was never allocated"
-            holders[b].append(t.hid)
-            if j < t.nreg and L.bhash[b] != t.content.block_hash(j, L.block):
-                return f"hold {t.hid}: block {j} (#{b}) is not registered with its content"
-    for b in range(n):
-        if L.ref[b] != len(holders[b]):
-            return f"block {b}: count {L.ref[b]}, but {len(holders[b])} tables hold it"
-        if sorted(L.holders(b)) != sorted(holders[b]):
-            return f"block {b}: holders {L.holders(b)}, but {holders[b]} hold it"
-    allocated = sum(1 for b in range(n) if L.ref[b] >= 1)
-    if allocated != L.allocated:
-        return f"allocated is {L.allocated} blocks but {allocated} have a count"
-    cached = sum(1 for b in range(n) if L.ref[b] == 0 and L.bhash[b] != NONE)
-    if cached != L.cached:
-        return f"cached is {L.cached} blocks but {cached} registered blocks have count 0"
-    for order, e in L.entries.items():
-        if e.order != order or not e.blocks:
-            return f"entry {order}: misfiled or empty"
-        for b in e.blocks:
-            if L.bentry[b] != order or L.ref[b] != 0 or L.bhash[b] == NONE:
-                return f"entry {order}: block {b} is not a cached block of it"
-    in_entries = sum(len(e.blocks) for e in L.entries.values())
-    if in_entries != cached:
-        return f"entries hold {in_entries} blocks but {cached} are cached"
-    for h, bs in L.table.items():
-        if not bs:
-            return "an empty copy list in the hash table"
-        if any(L.bhash[b] != h for b in bs):
-            return f"hash table lists block {bs} under a hash one is not registered with"
-    for b in range(n):
-        h, content = L.bhash[b], L.bcontent[b]
-        if h != NONE and (content is None or content.block_hash(L.bidx[b], L.block) != h):
-            return f"block {b}: registered hash differs from its content's"
-        if h != NONE and b not in L.table.get(h, []):
-            return f"block {b}: registered but not in the hash table"
-    dups = sum(len(bs) - 1 for bs in L.table.values())
-    if dups != L.dups:
-        return f"dups is {L.dups} but the hash table has {dups}"
-    if len(set(L.free)) != len(L.free):
-        return "a block twice on the free stack"
-    for b in L.free:
-        if b >= n or L.ref[b] != 0 or L.bhash[b] != NONE:
-            return f"block {b} is on the free stack but in use"
-    if len(L.free) + allocated + cached != n:
-        return f"{len(L.free)} free + {allocated} allocated + {cached} cached ≠ {n} used ids"
-    if L.total >= 0 and allocated + cached > L.total:
-        return f"allocated + cached = {allocated + cached} > {L.total} blocks"
-    if L.total >= 0 and (L.fresh + n != L.total or L.fresh < 0):
-        return f"fresh {L.fresh} + {n} used ids ≠ {L.total} blocks"
-    return None

@@ -2,8 +2,9 @@
 its tier), their lanes and their landing.
 
 Owns a link's jobs and waiting jobs. An evicted prefix is spilled only when its pool's
-`spill when` holds; a landed spill becomes cache through `blocks.cache_spilled` (this
-module changes no block figures itself); a landed send wakes its session.
+`spill when` holds, with work only for the tier blocks the tier does not already have; a
+landed spill becomes the tier's cached entry through `blocks.land` (this module changes no
+block figures itself); a landed send wakes its session.
 """
 
 from __future__ import annotations
@@ -17,68 +18,103 @@ from pooltui.lang.ir import Send
 from pooltui.lang.words import number
 from pooltui.sim import blocks, members, why
 from pooltui.sim.codes import P_LINK
-from pooltui.sim.state import S_FOREVER, S_SENDING, Entry, Job, PoolState, Session, StageState
+from pooltui.sim.ledger import CacheEntry, Evicted
+from pooltui.sim.state import S_FOREVER, S_SENDING, Job, PoolState, Session, StageState
 
 if TYPE_CHECKING:
     from pooltui.sim.engine import Engine
 
 
-def maybe_spill(eng: Engine, p: PoolState, e: Entry, units: int, name: str) -> None:
-    """`units` units of `e` were just evicted from `p`: spill them when its `spill when` holds."""
+def maybe_spill(eng: Engine, p: PoolState, e: CacheEntry, gone: list[Evicted], name: str) -> None:
+    """Blocks of entry `e` were just evicted from `p` (`gone`): each range of one chain they
+    make, re-expressed in the tier's whole blocks, is spilled when `spill when` holds, with
+    work only for the tier blocks the tier does not already have.
+
+    A range whose whole tier blocks the tier already has all is not written: no job, no
+    link time, counted neither as a spill nor as a drop; it is a `spill` event of 0 units
+    (`have` says how many the tier already had), so the log says why nothing moved. A range
+    holding no whole tier block is sent and dropped on landing, as before content."""
     pd = eng.t.pools[p.decl]
     assert pd.spill_when is not None and pd.spill_work is not None
     spill = pd.ir.spill
     assert spill is not None
-    env = blocks.entry_env(eng, p, e, units)
-    if not pd.spill_when(env):
-        return
-    work = pd.spill_work(env)
-    if work < 0:
-        raise SpecRuntimeError(f"spill work is {number(work)}, which is negative", spill.span)
-    tier = pd.spill_tier[p.member]
-    link = pd.spill_link[p.member]
-    assert tier is not None and link is not None
-    tier_n = eng.pool_base[tier[0]] + tier[1]
-    link_n = eng.stage_base[link[0]] + link[1]
-    job = Job("spill", link_n, e.sid, work)
-    job.units = units
-    job.tier = tier_n
-    job.source = eng.s.pools.index(p)
-    sess = eng.s.live.get(e.sid)
-    job.attrs = dict(sess.attrs) if sess is not None else dict(e.attrs)
+    tier_ref = pd.spill_tier[p.member]
+    link_ref = pd.spill_link[p.member]
+    assert tier_ref is not None and link_ref is not None
+    tier_n = eng.pool_base[tier_ref[0]] + tier_ref[1]
+    link_n = eng.stage_base[link_ref[0]] + link_ref[1]
+    tier = eng.s.pools[tier_n]
     lk = eng.s.stages[link_n]
-    eng.s.counters["spills"] += 1
-    eng.emit(
-        "spill",
-        lambda: why.spilling(units, name, p.label, eng.s.pools[tier_n].label, lk.label, work),
-        session=sess,
-        pool=p,
-        stage=lk,
-        name=name,
-        units=units,
-        span=spill.span,
-        data=(("tier", eng.s.pools[tier_n].label), ("work", normal(work))),
-    )
-    submit(eng, lk, job)
+    sess = eng.s.live.get(e.sid)
+    for content, span_units, write, have in blocks.spill_plan(tier, gone):
+        units = len(write) * tier.block
+        if not write and have:
+            known = have * tier.block
+            eng.emit(
+                "spill",
+                lambda: why.spill_known(known, name, p.label, tier.label),
+                session=sess,
+                pool=p,
+                stage=lk,
+                name=name,
+                units=0,
+                span=spill.span,
+                data=(("tier", tier.label), ("work", 0), ("have", known)),
+            )
+            continue
+        if not write:  # less than one whole tier block: sent, dropped on landing
+            units = span_units
+        env = blocks.entry_env(eng, p, e, units)
+        if not pd.spill_when(env):
+            continue
+        work = pd.spill_work(env)
+        if work < 0:
+            raise SpecRuntimeError(f"spill work is {number(work)}, which is negative", spill.span)
+        job = Job("spill", link_n, e.sid, work)
+        job.units = units
+        job.tier = tier_n
+        job.source = eng.s.pools.index(p)
+        job.content = content
+        job.js = write
+        job.attrs = dict(sess.attrs) if sess is not None else dict(e.attrs)
+        job.serial = sess.serial if sess is not None else e.serial
+        eng.s.counters["spills"] += 1
+        data: tuple[tuple[str, object], ...] = (("tier", tier.label), ("work", normal(work)))
+        if have:
+            data += (("have", have * tier.block),)
+        eng.emit(
+            "spill",
+            lambda: why.spilling(units, name, p.label, tier.label, lk.label, work),
+            session=sess,
+            pool=p,
+            stage=lk,
+            name=name,
+            units=units,
+            span=spill.span,
+            data=data,
+        )
+        submit(eng, lk, job)
 
 
 def land_spill(eng: Engine, job: Job) -> None:
-    """A spill job landed: its whole blocks join the session's entry in the tier, or are
-    dropped when they cannot fit."""
+    """A spill job landed: its tier blocks become one cached entry in the tier (those the
+    tier registered meanwhile skipped), or the spill is dropped when they cannot fit even
+    after evicting all the tier's cache."""
     s = eng.s
     tier = s.pools[job.tier]
     sess = s.live.get(job.sid)
     name = sess.name if sess is not None else members.sid_name(eng, job.sid)
-    # An entry is whole blocks of computed prefix: a part of a tier block is not kept.
-    units = (job.units // tier.block) * tier.block
-    n = blocks.nb(tier, units)
-    if n == 0 or n > blocks.available(tier, protect=job.sid):
+    content = job.content
+    assert content is not None
+    todo = [j for j in job.js if not tier.ledger.has(content, j)]
+    n = len(todo)
+    units = n * tier.block
+    room = blocks.available(tier)
+    if not job.js or n > room:
         s.counters["drops"] += 1
         eng.emit(
             "spill-drop",
-            lambda: why.spill_dropped(
-                job.units, units, name, tier.label, n, blocks.available(tier, job.sid)
-            ),
+            lambda: why.spill_dropped(job.units, units, name, tier.label, len(job.js), room),
             session=sess,
             pool=tier,
             name=name,
@@ -86,8 +122,8 @@ def land_spill(eng: Engine, job: Job) -> None:
             span=eng.t.pools[tier.decl].ir.span,
         )
         return
-    e, phys = blocks.cache_spilled(eng, tier, job.sid, units, n, job.attrs)
-    units = e.units
+    e = blocks.land(eng, tier, content, todo, job.attrs, job.serial)
+    phys = tuple(e.blocks) if e is not None else ()
     eng.emit(
         "spilled",
         lambda: why.spilled(name, tier.label, units),
@@ -95,7 +131,7 @@ def land_spill(eng: Engine, job: Job) -> None:
         pool=tier,
         name=name,
         units=units,
-        blocks=tuple(phys),
+        blocks=phys,
         span=eng.t.pools[tier.decl].ir.span,
     )
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from pooltui.lang.errors import SpecRuntimeError
 from pooltui.lang.ir import Run
-from pooltui.sim import members
+from pooltui.sim import blocks, members
 from pooltui.sim.codes import Number
 from pooltui.sim.state import S_RESIDENT, S_SEAT_WAIT, PoolState, Session, StageState
 from pooltui.sim.state import Hold as HoldState
@@ -185,6 +185,8 @@ def serve(eng: Engine, st: StageState, sess: Session) -> str:
         return "skip"
     run.tokens = take
     run.full = full
+    # The blocks these tokens complete are registered now (content-and-reload.md §2).
+    blocks.register(eng.s.pools[h.pool], h, h.computed + take, sess)
     if st.exclusive and phase == "decode" and sess.sid == eng.admitting:
         # Under exclusive prefill a (re-)admitted hold's first step is its prefill,
         # even when its hit covers all it had computed (nano-vllm re-prefills it).

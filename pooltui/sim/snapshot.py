@@ -10,14 +10,16 @@ Owns the public view types only; building them is `views`'s business.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Literal, overload
 
 from pooltui.lang.ir import Span
 from pooltui.sim.events import Event
 
 Number = int | float
+# A session attribute: a number, or (read from a source) a string or a list of them.
+AttrValue = Number | str | tuple[Number | str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,20 +72,92 @@ class Cells(Sequence[int]):
 
 
 @dataclass(frozen=True, slots=True)
+class BlockInfo:
+    """One physical block: free, held or cached; its reference count (the holds that have
+    it in their block table); what it holds (piece keys, or `private N` for session N's
+    own stream; '' when free); its holders, first holder first; whether it is registered
+    (others can hit it) and whether it is a duplicate (another block registered the same
+    content first)."""
+
+    index: int
+    state: Literal["free", "held", "cached"]
+    count: int
+    content: str
+    holders: tuple[BlockOwner, ...]
+    registered: bool
+    duplicate: bool
+
+
+@dataclass(frozen=True, slots=True)
 class BlockMap:
     """The physical block map of one pool member.
 
-    `cells[i]` is 0 when block i is free, else k > 0: block i belongs to `owners[k - 1]`.
-    A block is `unit` units (the pool's `block`, or 1 for a pool without one)."""
+    `cells[i]` is 0 when block i is free, else k > 0: block i belongs to `owners[k - 1]`
+    (for a block several holds share, the first of them). A block is `unit` units (the
+    pool's `block`, or 1 for a pool without one).
+
+    Per block, `info(i)` says more (state, count, content, holders): the figures behind
+    it are kept for the blocks ever used only (`used`), so a map of a billion-block pool
+    costs what its blocks in use cost, and reading a block costs the same for each.
+    """
 
     nblocks: int
     unit: int
     cells: Sequence[int]
     owners: tuple[BlockOwner, ...]
+    counts: Sequence[int] = ()  # reference counts of blocks 0 .. used-1
+    sharers: Mapping[int, tuple[int, ...]] = field(default_factory=dict)  # block -> owners
+    contents: tuple[tuple[object, int], ...] = ()  # (Content or None, its block index)
+    registered: frozenset[int] = frozenset()
+    duplicates: frozenset[int] = frozenset()
 
     def owner(self, i: int) -> BlockOwner | None:
         k = self.cells[i]
         return self.owners[k - 1] if k else None
+
+    @property
+    def used(self) -> int:
+        """Blocks 0 .. used-1 were ever used; the rest are free."""
+        return len(self.contents)
+
+    def count(self, i: int) -> int:
+        return self.counts[i] if i < len(self.counts) else 0
+
+    def holders(self, i: int) -> tuple[BlockOwner, ...]:
+        """The holds holding block i, first holder first (none when free or cached)."""
+        if self.count(i) == 0:
+            return ()
+        more = self.sharers.get(i)
+        if more is not None:
+            return tuple(self.owners[k - 1] for k in more)
+        o = self.owner(i)
+        return (o,) if o is not None else ()
+
+    def state(self, i: int) -> Literal["free", "held", "cached"]:
+        if self.count(i) > 0:
+            return "held"
+        return "cached" if i in self.registered else "free"
+
+    def content(self, i: int) -> str:
+        if i >= len(self.contents):
+            return ""
+        c, j = self.contents[i]
+        summary = getattr(c, "summary", None)
+        if summary is None:
+            return ""
+        text: str = summary(j * self.unit, (j + 1) * self.unit)
+        return text
+
+    def info(self, i: int) -> BlockInfo:
+        return BlockInfo(
+            i,
+            self.state(i),
+            self.count(i),
+            self.content(i),
+            self.holders(i),
+            i in self.registered,
+            i in self.duplicates,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +173,7 @@ class HoldView:
     physical: tuple[int, ...]  # the physical blocks, head first (empty for cap inf)
     admitted_at: float
     admit_order: int  # admission order on the pool (lifo picks the largest resident)
+    shared: int = 0  # of its blocks, those other holds hold too
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +230,8 @@ class PoolView:
     admit_via: str | None  # stage member label
     tier_of: tuple[str, ...]  # pools that spill into this one
     span: Span | None = None
+    duplicates: int = 0  # registered blocks whose content another block registered first
+    shared: int = 0  # blocks held by more than one hold
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,7 +297,7 @@ class SessionView:
     serial: int
     state: str  # plain words: "queued on kv", "resident of gpu", "sleeping", "done", ...
     arrived: float
-    attrs: tuple[tuple[str, Number], ...]
+    attrs: tuple[tuple[str, AttrValue], ...]
     holds: tuple[HoldView, ...]  # innermost last
     span: Span | None  # the statement it is at
 

@@ -15,10 +15,11 @@ see docs/architecture.md); the fast mode keeps its own figures beside it, not in
 from __future__ import annotations
 
 import math
-from collections import OrderedDict
 from typing import Any
 
 from mypy_extensions import mypyc_attr
+
+from pooltui.sim.ledger import Content, Ledger, Table
 
 Number = int | float
 
@@ -51,8 +52,6 @@ class Hold:
         "enq_seq",
         "enq_time",
         "key",
-        "nblocks",
-        "phys",
         "pool",
         "preempted",
         "queued",
@@ -60,16 +59,20 @@ class Hold:
         "sid",
         "size",
         "stmt",
+        "table",
     )
 
-    def __init__(self, key: int, sid: int, pool: int, stmt: tuple[int, int]) -> None:
+    def __init__(
+        self, key: int, sid: int, pool: int, stmt: tuple[int, int], content: Content
+    ) -> None:
         self.key = key
         self.sid = sid
         self.pool = pool  # global pool member number
         self.stmt = stmt  # (body id, position) of the `hold` statement
         self.size = 0
-        self.nblocks = 0
-        self.phys: list[int] = []
+        # Its block table in its pool's ledger, with its content (built at its first
+        # attempt and kept for its life, preemptions included).
+        self.table = Table(key, content)
         self.computed = 0
         self.context = 0
         self.reserve: Number | None = None
@@ -79,24 +82,6 @@ class Hold:
         self.enq_seq = 0
         self.preempted = False
         self.queued = False
-
-
-@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
-class Entry:
-    """A cache entry: a session's released prefix in one pool member."""
-
-    __slots__ = ("attrs", "last", "nblocks", "order", "phys", "serial", "sid", "spilled", "units")
-
-    def __init__(self, sid: int, units: int, nblocks: int, phys: list[int], last: float) -> None:
-        self.sid = sid
-        self.units = units
-        self.nblocks = nblocks
-        self.phys = phys
-        self.last = last
-        self.order = 0  # release order in this pool
-        self.attrs: dict[str, Number] = {}  # as they were at the last release
-        self.serial = 0
-        self.spilled = False
 
 
 @mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
@@ -140,6 +125,7 @@ class Session:
         "holds",
         "index",
         "name",
+        "priv_hi",
         "rng_key",
         "run",
         "serial",
@@ -165,25 +151,23 @@ class Session:
         self.waiting_for = ""
         self.first_token: float | None = None
         self.admits: list[tuple[float, float]] = []  # (enqueued, admitted) per admission
+        # Per pool member: the end of the furthest block of this session's private stream
+        # registered there (the fast mode's steady residents register only past it).
+        self.priv_hi: dict[int, int] = {}
 
 
 @mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
 class PoolState:
     __slots__ = (
-        "allocated",
         "area",
         "area_t",
         "block",
-        "cached",
         "cap",
         "decl",
-        "entries",
-        "free",
-        "fresh",
         "label",
+        "ledger",
         "member",
         "nblocks",
-        "next_order",
         "queue",
         "stage",
         "waiting_grows",
@@ -197,48 +181,31 @@ class PoolState:
         self.block = block or 1
         finite = not math.isinf(cap)
         self.nblocks: int | None = int(cap) // self.block if finite else None
-        self.allocated = 0  # blocks
-        self.cached = 0  # blocks
-        # Free physical blocks: the ids given back, a stack (the last given back is reused
-        # first), above the ids never used yet, kept as a count (`fresh`, the lowest of
-        # them), so a pool costs memory for the blocks it has used, not for its cap. This
-        # is exactly the old stack of every id with the lowest on top.
-        self.free: list[int] = []
-        self.fresh = 0
-        # sid -> entry, in release order (an OrderedDict: the LRU end is O(1) to reach)
-        self.entries: OrderedDict[int, Entry] = OrderedDict()
+        # The blocks: free ids (a count of never-used ones), reference counts, registered
+        # content, the cache entries (one per release) and the holds' tables' blocks.
+        self.ledger = Ledger(self.nblocks, self.block)
         self.queue: list[Hold] = []  # preempted first (latest first), then by enqueue
-        self.next_order = 0
         self.stage: int | None = None  # global stage member of `admit via`
         self.waiting_grows: list[int] = []
         self.area = 0.0  # integral of allocated units over time
         self.area_t = 0.0
 
+    @property
+    def allocated(self) -> int:  # blocks with a count of at least one
+        return self.ledger.allocated
+
+    @property
+    def cached(self) -> int:  # registered blocks with a count of zero
+        return self.ledger.cached
+
     def free_blocks(self) -> Number:
+        """Blocks that are neither allocated nor cached."""
         return self.nfree() if self.nblocks is not None else math.inf
 
     def nfree(self) -> int:
         """Free blocks of a finite pool: given back, plus never used."""
-        return len(self.free) + (self.nblocks or 0) - self.fresh
-
-    def pop_free(self) -> int:
-        """The next free block: the last given back, else the lowest never used."""
-        if self.free:
-            return self.free.pop()
-        self.fresh += 1
-        return self.fresh - 1
-
-    def pop_free_n(self, n: int) -> list[int]:
-        """The next n free blocks, in the order n `pop_free` calls would give them."""
-        free = self.free
-        k = min(n, len(free))
-        out = free[len(free) - k :]
-        del free[len(free) - k :]
-        out.reverse()
-        if k < n:
-            out.extend(range(self.fresh, self.fresh + n - k))
-            self.fresh += n - k
-        return out
+        L = self.ledger
+        return len(L.free) + L.fresh
 
 
 @mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
@@ -298,7 +265,21 @@ class StageState:
 
 @mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
 class Job:
-    __slots__ = ("attrs", "end", "kind", "link", "sid", "source", "start", "tier", "units", "work")
+    __slots__ = (
+        "attrs",
+        "content",
+        "end",
+        "js",
+        "kind",
+        "link",
+        "serial",
+        "sid",
+        "source",
+        "start",
+        "tier",
+        "units",
+        "work",
+    )
 
     def __init__(self, kind: str, link: int, sid: int, work: Number) -> None:
         self.kind = kind  # "spill" | "send"
@@ -311,6 +292,10 @@ class Job:
         self.tier = -1
         self.source = -1
         self.attrs: dict[str, Number] = {}
+        self.serial = 0
+        # spill: the content spilled and the tier's block indices of it to write
+        self.content: Content | None = None
+        self.js: list[int] = []
 
 
 @mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
@@ -370,4 +355,6 @@ class State:
             "arrived": 0,
             "peak_live": 0,
         }
-        self.hit_units = [0, 0]  # units hit, units asked (at admissions)
+        # At admissions: units hit, units asked, hit units on blocks held by other holds
+        # (the `admit` event's `shared`), hit units on blocks other sessions computed.
+        self.hit_units = [0, 0, 0, 0]

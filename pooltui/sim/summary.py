@@ -52,6 +52,16 @@ class RunSummary:
     pools: tuple[PoolSummary, ...]
     halted: str | None
     last_arrival: float | None  # when the last session is due (a progress bar's end)
+    # The hit units split (content-and-reload.md §2): `hit_own` on blocks the admitted
+    # session computed itself (an earlier turn, or before a preemption), `hit_shared` on
+    # blocks other sessions computed, `hit_reloaded` loaded back from a tier (no reloads
+    # yet: 0). hit_own + hit_shared + hit_reloaded = hit_units. `hit_held` is the part of
+    # the hits on blocks other holds still held (the `admit` events' `shared`).
+    hit_own: int = 0
+    hit_shared: int = 0
+    hit_reloaded: int = 0
+    hit_held: int = 0
+    duplicates: int = 0  # registrations of content another block already had registered
 
 
 def summarize(eng: Engine) -> RunSummary:
@@ -100,4 +110,9 @@ def summarize(eng: Engine) -> RunSummary:
         pools,
         s.halted,
         eng.sched.last_arrival(),
+        s.hit_units[0] - s.hit_units[3],
+        s.hit_units[3],
+        0,
+        s.hit_units[2],
+        sum(p.ledger.dup_registrations for p in s.pools),
     )

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pooltui.lang.content import ContentFn, compile_content
 from pooltui.lang.exprs import compile_expr
 from pooltui.lang.ir import (
     ArriveEvery,
@@ -89,6 +90,16 @@ class Tables:
     stage_index: dict[str, int] = field(default_factory=dict)
     pool_index: dict[str, int] = field(default_factory=dict)
     checks: list[tuple[str, Compiled, Span]] = field(default_factory=list)
+    contents: dict[int, ContentFn] = field(default_factory=dict)  # id(Hold) -> its content
+
+    def content_fn(self, stmt: Hold) -> ContentFn:
+        """A hold statement's `content` clause, compiled once."""
+        key = id(stmt)
+        f = self.contents.get(key)
+        if f is None:
+            f = compile_content(stmt.content)
+            self.contents[key] = f
+        return f
 
     def fn(self, expr: Expr) -> Compiled:
         key = id(expr)

@@ -6,16 +6,91 @@ tests may use it.
 
 from __future__ import annotations
 
+from pooltui.sim.ledger import NONE
 from pooltui.sim.simulation import Simulation
+from pooltui.sim.state import PoolState
+
+
+def _pool(sim: Simulation, pool_label: str) -> PoolState:
+    for p in sim.state.pools:
+        if p.label == pool_label:
+            return p
+    raise KeyError(pool_label)
 
 
 def break_pool(sim: Simulation, pool_label: str) -> None:
     """Corrupt a pool's accounting at the frontier: it claims one more allocated block than
     its holds hold (and one fewer free). The next event's invariant check halts the run."""
-    for p in sim.state.pools:
-        if p.label == pool_label:
-            p.allocated += 1
-            if p.nfree():
-                p.pop_free()  # a block nobody holds, and not free either
-            return
-    raise KeyError(pool_label)
+    L = _pool(sim, pool_label).ledger
+    L.allocated += 1
+    if L.free:
+        L.free.pop()  # a block nobody holds, and not free either
+    elif L.fresh > 0:
+        L.fresh -= 1
+
+
+def break_ledger(sim: Simulation, pool_label: str, what: str) -> None:
+    """Break one invariant of content-and-reload.md §4 in a pool's ledger at the frontier:
+
+    - "count": a held block's reference count is one more than the tables holding it;
+    - "allocated": the allocated figure is one more than the blocks with a count;
+    - "cached": the cached figure is one more than the registered blocks at count 0;
+    - "table": a hold's table loses its last block (blocks(size) no longer matches);
+    - "hit": a hold's first registered block is registered under another content;
+    - "content": a registered block's recorded content is not what it was registered as.
+
+    What it breaks is noted as changed (`Ledger.tb`, `tt`, `th`), as if a faulty step of
+    the event just done had broken it: the per-event check looks at what changed only.
+    """
+    p = _pool(sim, pool_label)
+    L = p.ledger
+    held = [b for b in range(len(L.ref)) if L.ref[b] > 0]
+    if what == "count":
+        L.ref[held[0]] += 1
+        L.tb.add(held[0])
+    elif what == "allocated":
+        L.allocated += 1
+    elif what == "cached":
+        L.cached += 1
+    elif what in ("table", "hit"):
+        tables = [h.table for s in sim.state.live.values() for h in s.holds if h.table.blocks]
+        tables = [t for t in tables if sim.state.pools[_hold_pool(sim, t.hid)] is p]
+        t = tables[0]
+        L.mark_table(t, 0, len(t.blocks))
+        if what == "table":
+            b = t.blocks.pop()
+            L.tb.add(b)
+            L.ref[b] -= 1  # counts stay right: only the table's length is wrong
+            if L.ref[b] == 0:
+                L.owner[b] = NONE
+                L.allocated -= 1
+                L.bcontent[b] = None
+                L.free.append(b)
+            else:
+                more = L.sharers.get(b, {})
+                more.pop(t.hid, None)
+        else:
+            if t.nreg == 0:
+                raise ValueError("the hold has no hit block")
+            b = t.blocks[0]
+            h = L.bhash[b]
+            new = h ^ 1
+            L.table[new] = L.table.pop(h)
+            L.bhash[b] = new
+            L.tb.add(b)
+            L.th.update((h, new))
+    elif what == "content":
+        regs = [b for b in range(len(L.ref)) if L.bhash[b] != NONE]
+        b = regs[0]
+        L.bidx[b] += 1  # its content now says another block index than its hash
+        L.tb.add(b)
+    else:
+        raise ValueError(what)
+
+
+def _hold_pool(sim: Simulation, hid: int) -> int:
+    for s in sim.state.live.values():
+        for h in s.holds:
+            if h.key == hid:
+                return h.pool
+    raise KeyError(hid)

@@ -8,13 +8,16 @@ since looking must not draw).
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Sequence
 
 from pooltui.lang.exprs import normal
 from pooltui.sim import admit, blocks, members
 from pooltui.sim.engine import Engine
 from pooltui.sim.events import Event
+from pooltui.sim.ledger import NONE
 from pooltui.sim.snapshot import (
+    AttrValue,
     BlockMap,
     BlockOwner,
     Cells,
@@ -45,25 +48,39 @@ from pooltui.sim.state import (
 Number = int | float
 
 
+def _attr(v: object) -> AttrValue:
+    """An attribute as a snapshot shows it: numbers normalised; strings and lists (of a
+    source's rows) as they are, lists as tuples."""
+    if isinstance(v, list | tuple):
+        return tuple(x if isinstance(x, str) else normal(x) for x in v)
+    if isinstance(v, str):
+        return v
+    assert isinstance(v, int | float)
+    return normal(v)
+
+
 def _hold_view(eng: Engine, sess: Session, h: Hold) -> HoldView:
     p = eng.s.pools[h.pool]
+    bs = h.table.blocks
+    ref = p.ledger.ref
     return HoldView(
         sess.name,
         sess.sid,
         p.label,
         h.size,
-        h.nblocks,
+        len(bs),
         h.computed,
         h.context,
         normal(h.reserve) if h.reserve is not None else None,
-        tuple(h.phys),
+        tuple(bs) if p.nblocks is not None else (),
         h.admitted_at,
         h.admit_order,
+        sum(1 for b in bs if ref[b] > 1),
     )
 
 
 def _entries(eng: Engine, p: PoolState) -> tuple[EntryView, ...]:
-    order = blocks.evict_order(eng, p, None)
+    order = blocks.evict_order(eng, p)
     out = []
     for rank, e in enumerate(order):
         sess = eng.s.live.get(e.sid)
@@ -72,8 +89,8 @@ def _entries(eng: Engine, p: PoolState) -> tuple[EntryView, ...]:
                 sess.name if sess is not None else members.sid_name(eng, e.sid),
                 e.sid,
                 e.units,
-                e.nblocks,
-                tuple(e.phys),
+                len(e.blocks),
+                tuple(e.blocks) if p.nblocks is not None else (),
                 rank,
                 tuple(normal(k) for k in blocks.entry_keys(eng, p, e)),
                 e.last,
@@ -130,23 +147,41 @@ def _queue(eng: Engine, p: PoolState) -> tuple[QueueItemView, ...]:
 def _block_map(eng: Engine, p: PoolState, entries: tuple[EntryView, ...]) -> BlockMap | None:
     if p.nblocks is None:
         return None
-    # Who holds each block is derived from the holds and entries (the engine keeps no
-    # per-block owner table: that would cost a write per block on every allocation).
+    # Cells, counts and contents cover the ids ever used only: the rest are free.
+    L = p.ledger
+    used = len(L.ref)
     owners: list[BlockOwner] = []
     cells: dict[int, int] = {}  # blocks in use only (see Cells)
+    by_hold: dict[int, int] = {}
     for sess in eng.s.live.values():
         for h in sess.holds:
-            if eng.s.pools[h.pool] is p and h.phys:
+            if eng.s.pools[h.pool] is p and h.table.blocks:
                 owners.append(BlockOwner("hold", sess.name, sess.sid))
                 k = len(owners)
-                for b in h.phys:
-                    cells[b] = k
+                by_hold[h.key] = k
+                for b in h.table.blocks:
+                    if L.owner[b] == h.key:  # a shared block's cell is its first holder's
+                        cells[b] = k
+    sharers = {b: tuple(by_hold[hid] for hid in L.holders(b)) for b in L.sharers}
     for ev in entries:
         owners.append(BlockOwner("cached", ev.session, ev.session_id, ev.rank))
         k = len(owners)
         for b in ev.physical:
             cells[b] = k
-    return BlockMap(p.nblocks, p.block, Cells(p.nblocks, cells), tuple(owners))
+    contents = tuple(zip(L.bcontent, L.bidx, strict=True))
+    registered = frozenset(b for b in range(used) if L.bhash[b] != NONE)
+    dups = frozenset(b for bs in L.table.values() if len(bs) > 1 for b in bs[1:])
+    return BlockMap(
+        p.nblocks,
+        p.block,
+        Cells(p.nblocks, cells),
+        tuple(owners),
+        array("i", L.ref),
+        sharers,
+        contents,
+        registered,
+        dups,
+    )
 
 
 def _pool_view(eng: Engine, p: PoolState, tiers: dict[str, list[str]]) -> PoolView:
@@ -154,12 +189,14 @@ def _pool_view(eng: Engine, p: PoolState, tiers: dict[str, list[str]]) -> PoolVi
     holds = []
     for sess in eng.s.live.values():
         for h in sess.holds:
-            # A preempted hold between its release and its re-entry holds nothing.
-            if eng.s.pools[h.pool] is p and not h.queued and not h.preempted:
+            # A preempted hold between its release and its re-entry holds nothing; a hold
+            # being admitted holds its hit while blocks are found past it (evicting).
+            if eng.s.pools[h.pool] is p and (h.table.blocks or not (h.queued or h.preempted)):
                 holds.append(_hold_view(eng, sess, h))
     holds.sort(key=lambda hv: hv.admit_order)
     entries = _entries(eng, p)
     free: Number = p.nfree() * p.block if p.nblocks is not None else math.inf
+    L = p.ledger
     return PoolView(
         pd.ir.name,
         p.member if pd.ir.family else None,
@@ -180,6 +217,8 @@ def _pool_view(eng: Engine, p: PoolState, tiers: dict[str, list[str]]) -> PoolVi
         eng.s.stages[p.stage].label if p.stage is not None else None,
         tuple(tiers.get(p.label, ())),
         pd.ir.span,
+        L.dups,
+        len(L.sharers),
     )
 
 
@@ -316,7 +355,7 @@ def build_snapshot(eng: Engine, events: Sequence[Event], cursor: int) -> Snapsho
                 sess.serial,
                 _session_state(eng, sess),
                 sess.arrived,
-                tuple((k, normal(v)) for k, v in sess.attrs.items()),
+                tuple((k, _attr(v)) for k, v in sess.attrs.items()),
                 tuple(_hold_view(eng, sess, h) for h in sess.holds),
                 stmt.span if stmt is not None else None,
             )

@@ -71,6 +71,13 @@ def spilling(units: int, name: str, pool: str, tier: str, link: str, work: Numbe
     )
 
 
+def spill_known(units: int, name: str, pool: str, tier: str) -> str:
+    return (
+        f"nothing to spill of {name}'s evicted prefix from {pool}: {tier} already has "
+        f"its {units} units"
+    )
+
+
 def spill_dropped(
     job_units: int, units: int, name: str, tier: str, n: int, available: Number
 ) -> str:
@@ -83,7 +90,7 @@ def spill_dropped(
 
 
 def spilled(name: str, tier: str, units: int) -> str:
-    return f"{name}'s prefix landed in {tier}: its entry there is now {units} units"
+    return f"{name}'s prefix landed in {tier}: {units} units cached there"
 
 
 def sends(name: str, work: Number, link: StageState) -> str:
@@ -106,13 +113,15 @@ def admitted(
     pool: str,
     size: int,
     hit: int,
+    shared: int,
     was_preempted: bool,
     stage: str | None,
     budget_left: Number,
 ) -> str:
     return (
         f"admitted {name} to {pool}: {size} units"
-        + (f", {hit} from its cached prefix" if hit else "")
+        + (f", {hit} hit" if hit else "")
+        + (f" ({shared} shared with holds holding them)" if shared else "")
         + (" (re-admitted after preemption)" if was_preempted else "")
         + (f"; {stage} has {number(budget_left)} tokens of budget left" if stage else "")
     )
@@ -146,7 +155,7 @@ def preempted(
     grower: str | None,
     pool: str,
     need: int,
-    free: int,
+    free: Number,
     cached: int,
     stage: str | None,
     cached_units: int,

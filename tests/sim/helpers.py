@@ -208,7 +208,9 @@ def check_structure(snap: Any) -> None:
         if bm is None:
             continue
         unit = bm.unit
-        assert pool.allocated == sum(h.blocks for h in pool.holds) * unit, pool.label
+        # A block several holds share is allocated once (content-and-reload.md §2).
+        physical = {b for h in pool.holds for b in h.physical}
+        assert pool.allocated == len(physical) * unit, pool.label
         if pool.block:
             assert all(x.units % pool.block == 0 for x in pool.entries), pool.label
         owners = [bm.owner(i) for i in range(bm.nblocks)]
@@ -218,16 +220,18 @@ def check_structure(snap: Any) -> None:
         assert cached * unit == pool.cached, pool.label
         assert (bm.nblocks - held - cached) * unit == pool.free, pool.label
         for h in pool.holds:
-            assert h.computed <= h.size, (pool.label, h.session)
             assert len(h.physical) == h.blocks, (pool.label, h.session)
+            if h.computed > h.size:  # only a hold being admitted (its hit, then the rest)
+                assert any(q.session == h.session for q in pool.queue), (pool.label, h.session)
             for b in h.physical:
-                o = bm.owner(b)
-                assert o is not None and o.kind == "hold" and o.session == h.session
+                assert bm.state(b) == "held", (pool.label, h.session, b)
+                assert h.session in [o.session for o in bm.holders(b)], (pool.label, b)
         for x in pool.entries:
             assert len(x.physical) == x.blocks, (pool.label, x.session)
             for b in x.physical:
                 o = bm.owner(b)
                 assert o is not None and o.kind == "cached" and o.session == x.session
+                assert bm.state(b) == "cached" and bm.count(b) == 0
 
 
 def vllm_spec(

@@ -117,9 +117,9 @@ def test_compiled_build_gives_the_same_bytes(compiled_dir: Path, tmp_path: Path)
     assert pure[0].startswith("compiled=False; pooltui ") and pure[0].endswith(", pure Python")
     assert compiled[0].startswith("compiled=True; pooltui ")
     assert compiled[0].endswith(", compiled (mypyc)")
-    # Every spec ran in both modes (13 bundled, 3 here, 30 random); the halting ones exit 1.
+    # Every spec ran in both modes (15 bundled, 3 here, 30 random); the halting ones exit 1.
     runs = [line for line in pure if " exit=" in line]
-    assert len(runs) == 2 * (13 + len(specs))
+    assert len(runs) == 2 * (15 + len(specs))
     for name in ("check_fails.pool", "div.pool", "negative.pool", "deadlock.pool"):
         assert sum(line.startswith(name) and "exit=1" in line for line in runs) == 2, name
     for words in ("division by zero", "negative", "deadlock"):

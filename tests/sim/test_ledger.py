@@ -29,9 +29,9 @@ from pooltui.sim.ledger import (
     Hit,
     Ledger,
     Table,
-    check,
     spill_ranges,
 )
+from pooltui.sim.ledgercheck import Shadow, check, check_touched
 
 
 def admit(L: Ledger, hid: int, content: Content, upto: int, size: int) -> tuple[Table, Hit]:
@@ -728,6 +728,35 @@ def test_each_invariant_broken_on_purpose(
     assert got is not None and message in got, got
 
 
+def _touch_everything(L: Ledger, ts: list[Table]) -> None:
+    """Note every block, entry, hash and table as changed (as if one step had touched them
+    all): the check of what changed then looks at each."""
+    L.tb.update(range(len(L.ref)))
+    L.te.update(L.entries)
+    L.te.update(e.order for e in L.entries.values())
+    L.th.update(L.table)
+    for t in ts:
+        L.mark_table(t, 0, len(t.blocks))
+
+
+@pytest.mark.parametrize("brk,message", BREAKS, ids=[b[0].__name__ for b in BREAKS])
+def test_each_invariant_broken_on_purpose_is_caught_by_the_check_of_what_changed(
+    brk: Callable[[Ledger, list[Table]], None], message: str
+) -> None:
+    # The shadow is taken of the sound scene; the break is then noted as a change (here:
+    # everything), and the check of what changed must find it too, comparing the ledger
+    # with the shadow's figures (its message may differ from the full check's).
+    L, ts = scene()
+    sh = Shadow(L)
+    tables = {t.hid: t for t in ts}
+    L.track = True
+    assert check_touched(L, sh, tables) is None
+    brk(L, ts)
+    _touch_everything(L, ts)
+    assert check_touched(L, sh, tables) is not None
+    assert not (L.tb or L.te or L.th or L.tt)  # what changed is forgotten once checked
+
+
 def test_a_missing_table_breaks_the_counts() -> None:
     # The caller's holds are the truth: leaving B out, blocks 0 3 4 have one holder too many.
     L, ts = scene()
@@ -760,6 +789,8 @@ def test_random_walk_keeps_every_invariant(seed: int) -> None:
     rng = random.Random(seed)
     B = rng.choice([1, 2, 3, 4])
     L, tier = Ledger(rng.choice([6, 10, 16]), B), Ledger(12, rng.choice([1, 2, 5]))
+    L.track = tier.track = True  # and the check of what changed agrees with check() each step
+    shadows = {id(L): Shadow(L), id(tier): Shadow(tier)}
     keys: list[int | float | str] = [0, 1, 1.0, "a", "0", "b"]
     tables: list[Table] = []
     hid = 0
@@ -810,6 +841,21 @@ def test_random_walk_keeps_every_invariant(seed: int) -> None:
             L, tier, tables = pickle.loads(pickle.dumps((L, tier, tables)))
         assert check(L, tables) is None, (seed, _step, check(L, tables))
         assert check(tier, []) is None, (seed, _step, check(tier, []))
+        for led, ts in ((L, tables), (tier, [])):
+            sh = shadows.get(id(led))
+            if sh is None or sh.ledger is not led:  # unpickled: a new ledger, a new shadow
+                led.untouched()
+                sh = shadows[id(led)] = Shadow(led)
+            assert check_touched(led, sh, {t.hid: t for t in ts}) is None, (seed, _step)
+            fresh = Shadow(led)  # the figures kept from what changed equal a recount
+            assert (sh.seen, sh.allocated, sh.cached, sh.registered, sh.refs) == (
+                fresh.seen,
+                fresh.allocated,
+                fresh.cached,
+                fresh.registered,
+                fresh.refs,
+            )
+            assert (sh.elen, sh.esum) == (fresh.elen, fresh.esum)
 
 
 def _make_room(L: Ledger, need: int, tier: Ledger, rng: random.Random) -> None:

@@ -41,8 +41,14 @@ from tests.sim.helpers import (
 #      a goes to the queue head, the residents' loop stops: y takes nothing. 0 tokens, 0 s.
 #  5   (same instant, next iteration) y decode 1; a does not fit (its first step needs a
 #      block: 0 free, no cache of others) -> not admitted
-#  6   x wakes and releases (entry x = 8); y decode 1; then a is admitted: hit 8
-#      (header max(4, 8) = 8), its step grows to 9, evicting x's tail block (4, left 4)
+#  6   x wakes and releases (entry x = 8); y decode 1; then a is admitted. Its entry covers
+#      E = 2 blocks, but a hit never covers the hold's last unit (content-and-reload.md §2,
+#      vLLM's num_tokens − 1): header max(4, 8) = 8, hit = min(2, ⌊(8 − 1)/4⌋ = 1) block =
+#      4 units (the hit cap changed this from 8). Its size 8 needs 1 block past the hit:
+#      entries are evicted lru, and the oldest release is a's own (t5): its tail block
+#      (units 4-8, past the hit) goes (4, left 0; the old model freed it as "past its
+#      hit"). Its decode step recomputes 4-8 and takes its token: 5 tokens (recompute),
+#      growing to 9, evicting x's tail block (4, left 4)
 #  7   y 1, a 1 (size 10) -> a's 6 steps are done (t1..t4, t6, t7): run-done at 8
 #  8   y 1 (its 8th step: t1-t4, t5, t6, t7, t8)
 LIFO_SELF = """
@@ -67,7 +73,7 @@ def test_lifo_grower_is_its_own_victim() -> None:
         row(4, [("a", "decode", 1), ("y", "decode", 1)]),
         row(5, [], [], True),
         row(5, [("y", "decode", 1)]),
-        row(6, [("y", "decode", 1), ("a", "decode", 1)], ["a"]),
+        row(6, [("y", "decode", 1), ("a", "recompute", 5)], ["a"]),
         row(7, [("y", "decode", 1), ("a", "decode", 1)]),
         row(8, [("y", "decode", 1)]),
     ]
@@ -80,9 +86,9 @@ def test_lifo_grower_is_its_own_victim() -> None:
     assert admits(events, "kv") == [
         (0, "x", "kv", 8, 0),
         (0, "a", "kv", 4, 0),
-        (6, "a", "kv", 8, 8),
+        (6, "a", "kv", 8, 4),  # the hit cap: 4, not 8
     ]
-    assert evicts(events) == [(6, "x", "kv", 4, 4)]
+    assert evicts(events) == [(6, "a", "kv", 4, 0), (6, "x", "kv", 4, 4)]
     # a grows into a new block at 1 (size 5) and at 6 (size 9) only.
     assert grows(events, "a") == [(1, "a", "kv", 5), (6, "a", "kv", 9)]
     assert [x for x in run_dones(events) if x[1] == "a"] == [
@@ -101,7 +107,8 @@ def test_lifo_snapshot_after_self_preemption() -> None:
     sim.run_until(lambda e: e.moment == "enqueue" and e.session == "a")
     snap = sim.snapshot()
     kv = snap.pool("kv")
-    assert [(q.session, q.preempted, q.hit) for q in kv.queue] == [("a", True, 8)]
+    # Its hit is capped at ⌊(8 − 1)/4⌋ = 1 block (content-and-reload.md §2): 4, not 8.
+    assert [(q.session, q.preempted, q.hit) for q in kv.queue] == [("a", True, 4)]
     assert [(h.session, h.size) for h in kv.holds] == [("x", 8)]
     assert [(x.session, x.units) for x in kv.entries] == [("a", 8)]
     assert (kv.allocated, kv.cached, kv.free) == (8, 8, 0)
@@ -164,8 +171,15 @@ def test_preempt_none_waits_and_resumes_where_it_was() -> None:
 #  t3, t4  a steps 3, 4 (size 8)
 #  t5  a needs a block: lifo victim = a itself (cached 8); the queue is now a (preempted),
 #      w — although w's key (0) is smaller than a's (5)
-#  t11 x releases (entry 8): a is selected first: hit 8, grows to 9 evicting x's tail
-#      (4, left 4); w (2 blocks; 0 free, 1 cached block of x) does not fit
+#  t5  (same instant) a is tried: its entry covers 2 blocks, but the hit cap (content-and-
+#      reload.md §2: never the hold's last unit) gives ⌊(8 − 1)/4⌋ = 1 block; its recompute
+#      step (8 − 4 + 1 = 5 tokens) needs size 9 = 2 blocks past the hit; room: 1 cached
+#      block besides the hit's -> no
+#  t11 x releases (entry 8): a is selected first: hit 4 (the cap; was 8), size 8 takes one
+#      block past the hit: lru evicts a's own entry's tail first (released at t5; units
+#      4-8, which the old model freed as "past its hit"), 4 left 0; then its recompute
+#      step grows to 9 evicting x's tail (4, left 4); w (2 blocks; 0 free, 1 cached block
+#      of x) does not fit
 #  t12-t14 a steps 6-8 (sizes 10-12); released at 15, cached 12 (3 blocks)
 #  t15 w: 2 blocks: evict x (4, left 0, released t11) then a's tail (4, left 8)
 QUEUE_BY_PREEMPTED = """
@@ -189,10 +203,11 @@ def test_preempted_hold_is_selected_ahead_of_policy_keys() -> None:
     assert admits(events) == [
         (0, "x", "kv", 8, 0),
         (0, "a", "kv", 4, 0),
-        (11, "a", "kv", 8, 8),
+        (11, "a", "kv", 8, 4),  # the hit cap: 4, not 8
         (15, "w", "kv", 8, 0),
     ]
     assert evicts(events) == [
+        (11, "a", "kv", 4, 0),  # a's own entry past its (capped) hit: lru, not "freed"
         (11, "x", "kv", 4, 4),
         (15, "x", "kv", 4, 0),
         (15, "a", "kv", 4, 8),
@@ -289,8 +304,13 @@ def test_deadlock_names_who_waits_for_what_and_halts() -> None:
 #  t0  x 16, a 15                                   admitted x a (kv: 2 blocks, full)
 #  t1  a 1 (size 16)
 #  t2  a needs a 2nd block: lifo victim = a itself (cached 16 = 1 whole block); 0 tokens
-#  t6  x releases (cached 16); a: header 15, context 16, hit = min(16, floor_16(max(15, 16)))
-#      = 16: admitted with 16 units (not 15), its step grows to 17 evicting x's entry
+#  t6  x releases (cached 16); a: header 15, context 16. The hit cap (content-and-reload.md
+#      §2, vLLM's num_tokens − 1) changed this: hit = min(1 block, ⌊(max(15, 16) − 1)/16⌋
+#      = 0) = 0 (it was 16). So a is admitted with its 15 units (1 block): lru evicts its
+#      own cached block (released at t2, now unreachable by its capped hit; 16, left 0);
+#      its step recomputes all 16 and takes its token (17 tokens), growing to 17 by
+#      evicting x's entry (16, left 0). A hold still holds at least its hit (size =
+#      max(U, hit)): here the hit is 0.
 #  t7  a 1 (18); released at 8: cached 16
 READMIT_BELOW_HIT = """
 stage gpu step { time 1; }
@@ -308,13 +328,13 @@ def test_readmission_holds_at_least_its_hit() -> None:
         row(0, [("x", "prefill", 16), ("a", "prefill", 15)], ["x", "a"]),
         row(1, [("a", "decode", 1)]),
         row(2, [], [], True),
-        row(6, [("a", "decode", 1)], ["a"]),
+        row(6, [("a", "recompute", 17)], ["a"]),
         row(7, [("a", "decode", 1)]),
     ]
     assert admits(events) == [
         (0, "x", "kv", 16, 0),
         (0, "a", "kv", 15, 0),
-        (6, "a", "kv", 16, 16),
+        (6, "a", "kv", 15, 0),  # the hit cap: 0, not 16
     ]
-    assert evicts(events) == [(6, "x", "kv", 16, 0)]
+    assert evicts(events) == [(6, "a", "kv", 16, 0), (6, "x", "kv", 16, 0)]
     assert releases(events)[-1] == (8, "a", "kv", 18, 16)

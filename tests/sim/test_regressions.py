@@ -7,7 +7,7 @@ from tests.sim.helpers import assert_clean, iterations, run_all, sim_of
 FULL_HIT = """
 stage gpu step { budget 64; time 1; }
 pool kv { cap 64; block 4; admit via gpu; }
-session s { repeat (2) { hold kv (8) { run gpu prefill (8); run gpu decode (2); } } }
+session s { repeat (2) { hold kv (10) { run gpu prefill (8); run gpu decode (2); } } }
 """
 
 
@@ -15,6 +15,9 @@ def test_a_prompt_that_is_all_hit_still_decodes() -> None:
     # Turn 1: prefill 8 (t0), decode 2 steps (t1, t2); release caches 8 (computed 10 → 8).
     # Turn 2: admitted with hit 8 = the whole prompt: the prefill has nothing to do, its
     # context is the 8 it computed, so each decode step takes 8 − 8 + 1 = 1 token (t3, t4).
+    # (The hold is 10 units, not 8 as it was: the hit cap of content-and-reload.md §2,
+    # ⌊(U − 1)/4⌋ blocks, would leave a hold of 8 a hit of 4 and a prefill to do; with 10
+    # the cap is ⌊9/4⌋ = 2 blocks = the whole prompt again.)
     sim = sim_of(FULL_HIT)
     events = run_all(sim)
     assert_clean(sim)

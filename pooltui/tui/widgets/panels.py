@@ -27,6 +27,16 @@ from pooltui.tui.widgets.blockmap import BlockMapView
 Number = int | float
 
 
+def _attr_text(value: object) -> str:
+    """A session attribute: a number, or a source's string or list (shown short)."""
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, tuple):
+        inner = ", ".join(_attr_text(x) for x in value[:4])
+        return f"[{inner}{', …' if len(value) > 4 else ''}]"
+    return number(value if isinstance(value, int | float) else None, 4)
+
+
 def set_text(widget: Static, text: Text, *, wrap: bool = False) -> None:
     """Update a Static only when its text changed, and re-lay the screen out only when its
     line count did: a run repaints these many times a second, and a layout per frame
@@ -639,7 +649,7 @@ def inspect_session_text(snap: Snapshot, session_id: int | None, name: str | Non
     text.append(f"state: {view.state}; arrived {number(view.arrived, 4)}s\n")
     if view.attrs:
         text.append("attributes: ")
-        text.append("  ".join(f"{k}={number(v, 4)}" for k, v in view.attrs))
+        text.append("  ".join(f"{k}={_attr_text(v)}" for k, v in view.attrs))
         text.append("\n")
     for hold in view.holds:
         text.append(
