@@ -20,6 +20,7 @@ from tests.sim.helpers import (
     assert_clean,
     evicts,
     of,
+    one,
     releases,
     row,
     run_all,
@@ -208,6 +209,138 @@ def test_a_hit_on_blocks_another_still_holds_costs_no_free_block_and_outlives_it
     assert releases(events) == [(4, "a", "kv", 12, 4), (6, "d", "kv", 4, 4), (7, "b", "kv", 12, 12)]
     assert evicts(events) == [(5, "a", "kv", 4, 0)]
     assert [e.blocks for e in of(events, "evict")] == [(2,)]
+
+
+# --------------------------------------------------------------------------- 4b. holder preempted
+# kv: 5 blocks, lifo. a and b share "sys" 8. a holds max(12, context): prefill 12, then 6
+# decode steps, growing a block at unit 13 and at 17; b (arrives 0.5) holds 12, prefills
+# and sleeps 5 s holding its blocks (not a resident while it sleeps).
+#  t  iteration (residents first, then admissions)        kv blocks (id: holders)
+#  0  a admitted: hit 0; prefill 12 registers 0 1 (sys) 2 (a's own)   0 1 2: a
+#  1  a decode 1 (13: new block 3); b admitted: E = 2 (held by a), cap ⌊11/4⌋ = 2: hit 8,
+#     shared 8; 1 block past the hit, 1 free (a private 12 would need 3): 4; b prefill 4
+#     registers 4 (b's own)                          0 1: a b · 2 3: a · 4: b · 0 free
+#  2  a decode 1 (14); b's run is done: it sleeps until 7, holding 0 1 4
+#  3-4  a decode 1 (15, 16: block 3 registered at 16)
+#  5  a needs unit 17, a 5th block: 0 free, no cache; lifo victim: a itself (b is no
+#     resident). a's 0 1 go to count 1 and stay allocated with b; 2 3 (registered) are its
+#     entry (cached 8); 0 tokens.       0 1 4: b · 2 3: cached (a)
+#     a's retry: E = 4 (0 1 held by b, 2 3 cached), header max(12, 16) = 16, cap ⌊15/4⌋
+#     = 3: hit 12; its step recomputes 12-16 and takes a token (5 tokens): 17 units = 5
+#     blocks, 2 past the hit; room 0 free + 2 cached − 1 (the hit's cached 2) = 1: waits
+#  7  b releases: 0 1 4 reach count 0: entry b = [0 1 4]. a: room 0 + 5 − 3 = 2: admitted,
+#     hit 12 (0 1 from b's entry, 2 from its own; shared 0: nobody holds them); size 16
+#     takes 1 block: lru evicts a's entry [3] (released at 5; 4, left 0), a takes 3; its
+#     recompute step grows to 17: lru evicts b's entry, now [4] (the hit took 0 1 out of
+#     it; 4, left 0), a takes 4
+#  8  a decode 1 (18): its 6th step (t1-t4, t7, t8); released at 9: 4 blocks registered
+#     (16 cached), block 4 (units 16-20, computed 18) freed
+PREEMPTED_HOLDER = """
+stage gpu step { time 1; }
+pool kv { cap 20; block 4; preempt lifo; admit via gpu; }
+session a { arrive at (0); hold kv (max(12, context)) content ("sys" : 8) { run gpu prefill (12); run gpu decode (6); } }
+session b { arrive at (0.5); hold kv (12) content ("sys" : 8) { run gpu prefill (12); wait (5); } }
+"""
+
+
+def test_a_holder_preempted_leaves_the_shared_blocks_allocated_with_the_other() -> None:
+    sim = sim_of(PREEMPTED_HOLDER)
+    sim.run_until(lambda e: e.moment == "admit" and e.session == "b")
+    kv = sim.snapshot().pool("kv")
+    assert (kv.allocated, kv.cached, kv.free, kv.shared) == (20, 0, 0, 2)
+    sim.run_until(lambda e: e.moment == "preempt")
+    kv = sim.snapshot().pool("kv")
+    assert (kv.allocated, kv.cached, kv.free, kv.shared) == (12, 8, 0, 0)
+    bm = kv.blocks
+    assert bm is not None
+    assert [(bm.state(b), bm.count(b)) for b in range(5)] == [
+        ("held", 1),
+        ("held", 1),
+        ("cached", 0),
+        ("cached", 0),
+        ("held", 1),
+    ]
+    assert [o.session for o in bm.holders(0)] == ["b"]
+    assert [(x.session, x.physical) for x in kv.entries] == [("a", (2, 3))]
+    events = run_all(sim)
+    assert_clean(sim)
+    assert table(events) == [
+        row(0, [("a", "prefill", 12)], ["a"]),
+        row(1, [("a", "decode", 1), ("b", "prefill", 4)], ["b"]),
+        row(2, [("a", "decode", 1)]),
+        row(3, [("a", "decode", 1)]),
+        row(4, [("a", "decode", 1)]),
+        row(5, [], [], True),
+        row(7, [("a", "recompute", 5)], ["a"]),
+        row(8, [("a", "decode", 1)]),
+    ]
+    p = one(events, "preempt")
+    assert (t(p.time), p.session, p.get("cached")) == (5, "a", 8)
+    assert shared_of(events) == [
+        (0, "a", 0, 0, (0, 1, 2)),
+        (1, "b", 8, 8, (0, 1, 4)),
+        (7, "a", 12, 0, (0, 1, 2, 3)),
+    ]
+    assert evicts(events) == [(7, "a", "kv", 4, 0), (7, "b", "kv", 4, 0)]
+    assert [e.blocks for e in of(events, "evict")] == [(3,), (4,)]
+    assert releases(events) == [(7, "b", "kv", 12, 12), (9, "a", "kv", 18, 16)]
+    s = sim.summary()
+    # b's 8 on blocks a computed (shared, held); a's 12 on its own blocks (0 1 are a's
+    # content: a computed them first), though b's release had them in its entry.
+    assert (s.hit_units, s.hit_shared, s.hit_own, s.hit_held, s.duplicates) == (20, 8, 12, 8, 0)
+
+
+# --------------------------------------------------------------------------- 4c. eviction skips
+# kv: 6 blocks, lru. A hit takes a cached block out of its entry (held blocks are in no
+# entry), so evicting that entry later takes only the rest of it.
+#  t  iteration                                          kv blocks
+#  0  a admitted (0 1 2 3), prefill 16 registers them; released at 1: entry a = [0 1 2 3]
+#  2  b holds 5 of "doc": E = 4, cap ⌊4/4⌋ = 1: hit 4 from the cache: 0 leaves a's entry
+#     (a = [1 2 3]); 1 new block (4, never used); prefill 1 (unit 4: b's block 1 is not
+#     complete, nothing registered); b sleeps until 13, holding 0 4
+#  4  c holds 16 (private, 4 blocks): 1 never used (5), 3 to evict: a's entry, tail first:
+#     3 2 1 (12, left 0); block 0 is b's and in no entry: it stays. c takes 1 2 3 (last
+#     freed first) then 5; released at 5: entry c = [1 2 3 5]
+# 13  b releases: 0 (registered) reaches count 0 and joins this release's entry, b = [0];
+#     4 (unregistered) is freed
+EVICT_SKIPS = """
+stage gpu step { time 1; }
+pool kv { cap 24; block 4; evict lru; admit via gpu; }
+session a { arrive at (0); hold kv (16) content ("doc" : 16) { run gpu prefill (16); } }
+session b { arrive at (2); hold kv (5) content ("doc" : 16) { run gpu prefill (5); wait (10); } }
+session c { arrive at (4); hold kv (16) { run gpu prefill (16); } }
+"""
+
+
+def test_eviction_skips_blocks_a_hit_took_out_of_the_entry() -> None:
+    sim = sim_of(EVICT_SKIPS)
+    sim.run_until(lambda e: e.moment == "admit" and e.session == "b")
+    kv = sim.snapshot().pool("kv")
+    assert [(x.session, x.physical) for x in kv.entries] == [("a", (1, 2, 3))]
+    bm = kv.blocks
+    assert bm is not None
+    assert (bm.state(0), [o.session for o in bm.holders(0)]) == ("held", ["b"])
+    events = run_all(sim)
+    assert_clean(sim)
+    assert table(events) == [
+        row(0, [("a", "prefill", 16)], ["a"]),
+        row(2, [("b", "prefill", 1)], ["b"]),
+        row(4, [("c", "prefill", 16)], ["c"]),
+    ]
+    assert shared_of(events) == [
+        (0, "a", 0, 0, (0, 1, 2, 3)),
+        (2, "b", 4, 0, (0, 4)),
+        (4, "c", 0, 0, (1, 2, 3, 5)),
+    ]
+    assert evicts(events) == [(4, "a", "kv", 12, 0)]
+    assert [e.blocks for e in of(events, "evict")] == [(3, 2, 1)]
+    assert releases(events) == [
+        (1, "a", "kv", 16, 16),
+        (5, "c", "kv", 16, 16),
+        (13, "b", "kv", 5, 4),
+    ]
+    kv = sim.snapshot().pool("kv")
+    assert [(x.session, x.physical) for x in kv.entries] == [("c", (1, 2, 3, 5)), ("b", (0,))]
 
 
 # --------------------------------------------------------------------------- 5. middle eviction
