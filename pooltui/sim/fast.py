@@ -29,7 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from pooltui.lang.ir import Expr, Hold, Span, Var
-from pooltui.sim import blocks, invariants, iterations, runs
+from pooltui.sim import blocks, invariants, iterations, runs, watch
 from pooltui.sim.engine import Engine
 from pooltui.sim.snapshot import Violation
 from pooltui.sim.state import S_RESIDENT, PoolState, Session, StageState
@@ -126,6 +126,7 @@ class FastEngine(Engine):
         h.context = computed
         h.size = size
         run.steps = steps
+        watch.hold(self, h)
         p = self.s.pools[h.pool]
         key = (h.pool, (d0 - c0) % p.block)
         bucket = lz.buckets.get(key)
@@ -291,7 +292,20 @@ class FastEngine(Engine):
             st.scheduled = scheduled
 
     def check_invariants(self) -> Violation | None:
-        # Steady residents' holds are checked with the figures they stand for.
+        # Steady residents' holds are checked with the figures they stand for: each of
+        # them changed in the action (its figures move with its stage's step count).
+        steady = self.steady_figures()
+        if self.watch is None:
+            return invariants.check(self.s, steady)
+        for st in self.s.stages:
+            for sid in self.lz(st).steady:
+                run = self.s.live[sid].run
+                assert run is not None
+                watch.hold(self, run.h)
+        return invariants.check_event(self.s, self.watch, steady)
+
+    def steady_figures(self) -> dict[int, tuple[int, int]]:
+        """By hold key, the (computed, size) that steady residents' holds stand for."""
         steady: dict[int, tuple[int, int]] = {}
         for st in self.s.stages:
             for sid in self.lz(st).steady:
@@ -299,7 +313,7 @@ class FastEngine(Engine):
                 assert sess.run is not None
                 computed, size, _ = self.steady_values(st, sess)
                 steady[sess.run.h.key] = (computed, size)
-        return invariants.check(self.s, steady)
+        return steady
 
     def start_iteration(self, st: StageState) -> bool:
         lz = self.lz(st)
