@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pooltui.lang.words import number
 from pooltui.sim.snapshot import Violation
 from pooltui.sim.state import Entry, Hold, PoolState, Session, StageState, State
-from pooltui.sim.watch import PREEMPTED, Watch, place, start
+from pooltui.sim.watch import OUT, PREEMPTED, QUEUED, Watch, start
 
 Steady = dict[int, tuple[int, int]]
 
@@ -72,7 +72,9 @@ def _queue(p: PoolState) -> Violation:
     )
 
 
-def _hold(p: PoolState, sess: Session, h: Hold, size: int, computed: int) -> Violation | None:
+def hold_violation(
+    p: PoolState, sess: Session, h: Hold, size: int, computed: int
+) -> Violation | None:
     if h.nblocks != -(-size // p.block):
         return Violation(
             "allocated",
@@ -157,7 +159,7 @@ def check(s: State, steady: Steady | None = None) -> Violation | None:
             size, computed = h.size, h.computed
             if steady is not None and h.key in steady:
                 computed, size = steady[h.key]
-            v = _hold(s.pools[h.pool], sess, h, size, computed)
+            v = hold_violation(s.pools[h.pool], sess, h, size, computed)
             if v is not None:
                 return v
     for i, p in enumerate(s.pools):
@@ -179,13 +181,18 @@ def check_event(s: State, w: Watch, steady: Steady | None = None) -> Violation |
     watch missed a change (a rule that did not record it): it counts again, and the run
     goes on."""
     for concern in CONCERNS:
-        v = concern(s, w, steady)
-        if v is not None:
-            full = check(s, steady)
-            if full is None:
-                resync(s, w)
-            return full
+        if concern(s, w, steady) is not None:
+            return named(s, w, steady)
     return None
+
+
+def named(s: State, w: Watch, steady: Steady | None = None) -> Violation | None:
+    """A per-event check found a violation: the full count's first one, or None (and the
+    watch counted again) when the full count finds none."""
+    full = check(s, steady)
+    if full is None:
+        resync(s, w)
+    return full
 
 
 def resync(s: State, w: Watch) -> None:
@@ -210,22 +217,23 @@ def accounting(s: State, w: Watch, steady: Steady | None) -> Violation | None:
         v = _touched_entries(s, w)
         if v is not None:
             return v
-    allocated, cached = w.allocated, w.cached
-    for i in range(len(pools)):
-        p = pools[i]
+    for p, allocated, cached in zip(pools, w.allocated, w.cached, strict=True):
         n = p.nblocks
         if n is not None:
             used = p.allocated + p.cached
             if used * p.block > p.cap or len(p.free) + n - p.fresh + used != n:
                 return _capacity(p)
-        if cached[i] != p.cached:
-            return _cached(p, cached[i])
-        if allocated[i] != p.allocated:
-            return _allocated(p, allocated[i])
+        if cached != p.cached:
+            return _cached(p, cached)
+        if allocated != p.allocated:
+            return _allocated(p, allocated)
     for st in s.stages:
         if st.kind == "step" and (len(st.residents) > st.seats or st.budget_left < 0):
             return _stage(st)
-    return _sessions(s)
+    counters = s.counters
+    if counters["arrived"] != len(s.live) + counters["ended"]:
+        return _sessions(s)
+    return None
 
 
 def _touched_holds(s: State, w: Watch, steady: Steady | None) -> Violation | None:
@@ -238,13 +246,20 @@ def _touched_holds(s: State, w: Watch, steady: Steady | None) -> Violation | Non
         sess = live.get(h.sid)
         code = 0
         if sess is not None and h in sess.holds:
-            code = h.nblocks * 4 + place(h)
             size, computed = h.size, h.computed
-            if steady is not None and h.key in steady:
-                computed, size = steady[h.key]
-            v = _hold(pools[h.pool], sess, h, size, computed)
-            if v is not None:
-                return v
+            if steady is not None:
+                figures = steady.get(h.key)
+                if figures is not None:
+                    computed, size = figures
+            # `_hold`'s tests, inline: this runs for each hold an event touched.
+            nblocks, queued, reserve = h.nblocks, h.queued, h.reserve
+            if (
+                nblocks != -(-size // pools[h.pool].block)
+                or (computed > size and not queued)
+                or (reserve is not None and size > reserve)
+            ):
+                return hold_violation(pools[h.pool], sess, h, size, computed)
+            code = nblocks * 4 + ((PREEMPTED if h.preempted else QUEUED) if queued else OUT)
         old = seen.get(h.key, 0)
         if code == old:
             continue

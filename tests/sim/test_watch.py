@@ -24,7 +24,6 @@ from hypothesis import HealthCheck, given, settings
 from pooltui.lang import compile_source
 from pooltui.sim import Simulation, blocks, grow, invariants
 from pooltui.sim.engine import Engine
-from pooltui.sim.fast import FastEngine
 from pooltui.sim.state import Hold, PoolState, State
 from pooltui.sim.testing import break_pool, changed_entry, changed_hold
 from pooltui.sim.watch import start
@@ -321,30 +320,23 @@ def test_a_rule_that_forgets_to_grow_halts_at_the_iteration_end(
     assert (last.moment, last.time) == ("iteration-end", 2)
 
 
-def test_a_steady_resident_is_checked_with_the_figures_it_stands_for(
-    monkeypatch: pytest.MonkeyPatch, oracle: list[int]
-) -> None:
+def test_a_steady_resident_is_checked_with_the_figures_it_stands_for(oracle: list[int]) -> None:
     # The fast mode keeps a steady resident's figures lazily, so no rule touches its hold
-    # while it decodes within a block: the check looks at every steady hold each action.
-    # A bug: its size lags one unit behind once it has taken a steady step. In QUEUED,
-    # a[0]'s prefill ends with iteration 1 (t=1) on a tight hold (computed = size =
-    # context = 8), so its decode run is steady from its first step (d0 = 0). Planning
-    # iteration 2 (t=1) gives it its third block (unit 9): that action touches its hold.
-    # At iteration 2's end (t=2) it stands for computed 9, size 9 in 3 blocks, and the
-    # bug says size 8; no rule touches a[0]'s hold in that action (the iteration's end
-    # applies the plain residents' tokens only: a[1]'s 7 prefill tokens).
-    real = FastEngine.steady_values
-
-    def lagging(self: FastEngine, st: Any, sess: Any) -> tuple[int, int, int]:
-        computed, size, steps = real(self, st, sess)
-        d0 = self.lz(st).steady[sess.sid][0]
-        return (computed, size - 1, steps) if self.lz(st).dcount > d0 else (computed, size, steps)
-
-    monkeypatch.setattr(FastEngine, "steady_values", lagging)
+    # while it decodes within a block: the check looks at every steady hold each action,
+    # with the figures it stands for. In QUEUED, a[0]'s prefill ends with iteration 1
+    # (t=1) on a tight hold (computed = size = context = 8): its decode run is steady
+    # from its first step. Planning iteration 2 (t=1) gives it its third block (units
+    # 9..12); in flight, it stands for size 9. Its reserve is then set to 9 behind the
+    # rules' back, unrecorded: at iteration 2's end (t=2) it stands for size 9 (fine);
+    # planning iteration 3 (t=2, no new block: no rule touches it) makes it size 10.
     sim = Simulation(compile_spec(QUEUED), history=False, fast=True)
+    _until(sim, lambda s: _kv(sim).allocated == 5)  # a[0]'s 3 blocks and a[1]'s 2
+    h = _hold_of(sim, "a[0]")
+    assert (h.nblocks, sim.state.now) == (3, 1)
+    h.reserve = 9
     while sim.engine.advance():
         pass
     v = sim.state.violation
     assert v is not None
-    assert (v.invariant, v.message) == ("allocated", "kv: a[0] holds 8 units in 3 blocks")
+    assert (v.invariant, v.message) == ("reserve", "kv: a[0] holds 10 units > reserve 9")
     assert sim.state.now == 2
