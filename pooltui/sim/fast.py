@@ -302,9 +302,11 @@ class FastEngine(Engine):
         s = self.s
         live, pools = s.live, s.pools
         steady: dict[int, tuple[int, int]] = {}
-        for st, lz in zip(s.stages, self.lazy, strict=True):
+        for i in range(len(s.stages)):
+            lz = self.lazy[i]
             if not lz.steady:
                 continue
+            st = s.stages[i]
             ahead = lz.fused if st.busy else 0  # see steady_values
             dcount = lz.dcount
             if ahead < 0:  # computed > size for every one of them
