@@ -176,13 +176,14 @@ def check(s: State, steady: Steady | None = None) -> Violation | None:
 def check_event(s: State, w: Watch, steady: Steady | None = None) -> Violation | None:
     """What the full count would say after this event, at the cost of what the event
     touched (see the module's docstring). Each concern's check consumes its part of the
-    watch. A concern that finds a violation is asked no further: the full count names it
-    (the first in its order, as without the watch). When the full count finds none, the
-    watch missed a change (a rule that did not record it): it counts again, and the run
-    goes on."""
+    watch. When one finds a violation, the full count names it (the first in its order,
+    as without the watch). When the full count finds none, the watch missed a change (a
+    rule that did not record it): it counts again, and the check goes on."""
     for concern in CONCERNS:
         if concern(s, w, steady) is not None:
-            return named(s, w, steady)
+            v = named(s, w, steady)
+            if v is not None:
+                return v
     return None
 
 
