@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from pooltui.sim import members, why
+from pooltui.sim import members, watch, why
 from pooltui.sim.codes import Number
 from pooltui.sim.members import Env
 from pooltui.sim.state import Entry, PoolState, Session
@@ -133,6 +133,7 @@ def evict(eng: Engine, p: PoolState, nblocks: int, protect: int | None) -> None:
         p.free.extend(reversed(gone))
         if e.nblocks == 0:
             del p.entries[e.sid]
+        watch.entry(eng, p, e.sid)
         nblocks -= take
         s.counters["evictions"] += 1
         s.counters["evicted_units"] += units
@@ -176,6 +177,7 @@ def add_entry(
     e.serial = live.serial if live is not None else (old.serial if old is not None else 0)
     p.entries[sid] = e
     p.cached += nblocks
+    watch.entry(eng, p, sid)
     return e
 
 
@@ -206,6 +208,7 @@ def admit_blocks(eng: Engine, p: PoolState, sess: Session, hit: int, size: int) 
             entry.nblocks = hit_blocks
             entry.units = hit
             p.free.extend(reversed(rest))
+            watch.entry(eng, p, sess.sid)
             eng.s.counters["evictions"] += 1
             eng.emit(
                 "evict",
@@ -222,6 +225,7 @@ def admit_blocks(eng: Engine, p: PoolState, sess: Session, hit: int, size: int) 
         del p.entries[sess.sid]
         p.cached -= hit_blocks
         p.allocated += hit_blocks
+        watch.entry(eng, p, sess.sid)
     return hit_phys + new_phys
 
 
@@ -230,6 +234,7 @@ def extend_hold(eng: Engine, p: PoolState, h: HoldState, n: int) -> list[int]:
     added = take_blocks(eng, p, n, protect=None)
     h.phys.extend(added)
     h.nblocks += n
+    watch.hold(eng, h)
     return added
 
 
@@ -256,6 +261,7 @@ def let_go(eng: Engine, sess: Session, h: HoldState) -> tuple[int, list[int]]:
     h.phys = []
     h.nblocks = 0
     h.size = 0
+    watch.hold(eng, h)
     return cached_units, kept
 
 

@@ -42,6 +42,7 @@ MODULES = (
     "pooltui/sim/runs.py",
     "pooltui/sim/iterations.py",
     "pooltui/sim/invariants.py",
+    "pooltui/sim/watch.py",
     "pooltui/sim/members.py",
     "pooltui/sim/why.py",
     "pooltui/sim/fast.py",

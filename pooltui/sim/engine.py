@@ -17,7 +17,8 @@ The simulator is split by concern, one module each (docs/architecture.md draws t
     grow         growth and preemption
     runs         a run's residency on a step stage and the token rule
     iterations   planning, starting and ending iterations
-    invariants   the pure check of language.md §8
+    invariants   language.md §14: the per-event check, and the full count it answers to
+    watch        what each event changed (recorded by the rules, read by the check)
     members      pool and stage members, the expressions' environment
     why          the sentences attached to events
 
@@ -47,6 +48,7 @@ from pooltui.sim import (
     loop,
     members,
     runs,
+    watch,
 )
 from pooltui.sim.codes import MAX_STILL, Halt, Number, StopReplay
 from pooltui.sim.eventlog import EventLog
@@ -57,6 +59,7 @@ from pooltui.sim.snapshot import Violation
 from pooltui.sim.state import Entry, PoolState, Session, StageState, State
 from pooltui.sim.state import Hold as HoldState
 from pooltui.sim.tables import SessionDecl, Tables
+from pooltui.sim.watch import Watch
 
 __all__ = ["Engine", "Env", "Halt", "Schedule", "Stats", "StopReplay"]
 
@@ -253,6 +256,8 @@ class Engine:
         self.sched = schedule
         self.s = state
         self.invariants = invariants
+        # What each event changed, for the per-event check (None: nothing is recorded).
+        self.watch: Watch | None = watch.start(state) if invariants else None
         self.stats = stats or Stats(len(tables.sessions))
         self.events: EventLog = events if events is not None else EventLog()
         self.record = record
@@ -391,7 +396,9 @@ class Engine:
             raise Halt()
 
     def check_invariants(self) -> Violation | None:
-        return invariants.check(self.s)
+        if self.watch is None:
+            return invariants.check(self.s)
+        return invariants.check_event(self.s, self.watch)
 
     # ------------------------------------------------------------------ evaluation
     def value_of(self, expr: Expr, sess: Session | None, hold: HoldState | None = None) -> Number:

@@ -6,7 +6,9 @@ tests may use it.
 
 from __future__ import annotations
 
+from pooltui.sim import watch
 from pooltui.sim.simulation import Simulation
+from pooltui.sim.state import Hold, PoolState
 
 
 def break_pool(sim: Simulation, pool_label: str) -> None:
@@ -19,3 +21,14 @@ def break_pool(sim: Simulation, pool_label: str) -> None:
                 p.pop_free()  # a block nobody holds, and not free either
             return
     raise KeyError(pool_label)
+
+
+def changed_hold(sim: Simulation, h: Hold) -> None:
+    """Record that hold `h` was changed behind the rules' back, as a rule records its own
+    changes (`watch.hold`): the per-event check then looks at it."""
+    watch.hold(sim.engine, h)
+
+
+def changed_entry(sim: Simulation, p: PoolState, sid: int) -> None:
+    """Record that session `sid`'s entry in pool `p` was changed behind the rules' back."""
+    watch.entry(sim.engine, p, sid)
