@@ -29,7 +29,6 @@ from pooltui.sim.snapshot import Snapshot, Violation
 from pooltui.sim.state import State
 from pooltui.sim.summary import RunSummary, summarize
 from pooltui.sim.tables import Tables, build_tables
-from pooltui.sim.views import build_snapshot
 
 Number = int | float
 
@@ -384,6 +383,8 @@ class Simulation:
         return eng, whole
 
     def snapshot(self) -> Snapshot:
+        from pooltui.sim.views import build_snapshot  # not loaded by headless runs
+
         eng = self._engine_at_cursor()
         if self.fast:
             from pooltui.sim.fast import FastEngine

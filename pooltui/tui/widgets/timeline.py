@@ -103,7 +103,7 @@ class Timeline(Widget):
                 ev = events[i]
                 self._mark(ev.time, MARK_OF.get(ev.moment))
         if snap.halted and math.isfinite(snap.time):
-            self.marks[self._bucket(snap.time)] |= 1 << _mark_bit("halt")
+            self._mark(snap.time, "halt")
         finite = [p for p in snap.pools if math.isfinite(p.cap) and p.cap > 0]
         pool = next((p for p in finite if p.label == self.pool), finite[0] if finite else None)
         if pool is not None:
@@ -130,7 +130,10 @@ class Timeline(Widget):
         if math.isfinite(t):
             self.latest = max(self.latest, t)
             if kind is not None:
-                self.marks[self._bucket(t)] |= 1 << _mark_bit(kind)
+                # The bucket first: finding it may double the range, which makes a new
+                # list of marks (`self.marks[self._bucket(t)] |= …` would mark the old).
+                b = self._bucket(t)
+                self.marks[b] |= 1 << _mark_bit(kind)
 
     # ----------------------------------------------------------------- drawing
     def columns(self) -> int:
