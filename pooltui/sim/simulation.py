@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 
 from pooltui.lang.errors import Diagnostic, SpecRuntimeError
 from pooltui.lang.ir import Expr, Program
-from pooltui.sim.engine import Engine, Schedule, Stats, StopReplay
+from pooltui.sim.engine import Engine, Env, Schedule, Stats, StopReplay
 from pooltui.sim.eventlog import EventLog, LogReader
 from pooltui.sim.events import Event
 from pooltui.sim.snapshot import Snapshot, Violation
@@ -88,6 +88,8 @@ class Simulation:
         self._ckpt: list[bytes] = []  # packed states (`_pack`)
         self._ckpt_bytes = 0
         self._ckpt_due = 0.0  # thread time before which no costly checkpoint is taken
+        self._probes: tuple[Expr, ...] = ()  # see `probe`
+        self._probed: dict[int, dict[int, Number | SpecRuntimeError]] = {}
         # the event count at the start of each action with events
         self._action_starts = array("q")
         # the state shown last, away from the frontier: (cursor, engine, between actions)
@@ -110,6 +112,7 @@ class Simulation:
             events=self._events,
             record=record,
         )
+        self._probe_env = Env(self.engine)
         if state.halted is None:
             self.engine.start()
         self.error = state.error
@@ -144,6 +147,8 @@ class Simulation:
     def _advance_frontier(self) -> bool:
         """Run actions until at least one new event is recorded. False at the end/halt."""
         eng = self.engine
+        if self._probed:
+            self._probed.clear()  # only the newest action's events keep their values
         while True:
             n0 = eng.s.n_events
             if not self._history and not self.fast:
@@ -397,8 +402,36 @@ class Simulation:
                 eng.restore(saved)
         return build_snapshot(eng, self._events, self._cursor)
 
+    def probe(self, exprs: Sequence[Expr]) -> None:
+        """Evaluate `exprs` (breakpoint conditions) right after each new event, as the
+        simulation makes it, so `evaluate` reads them at any event of the newest action
+        without replaying it: a condition checked after every event of a run costs its
+        evaluation only. An empty sequence stops it."""
+        self._probes = tuple(exprs)
+        self._probed.clear()
+        self.engine.on_event = self._probe_event if self._probes else None
+
+    def _probe_event(self, ev: Event) -> None:
+        # Inside the engine's emit, right after the event's state change: the state a
+        # replay stopping after this event would show. An env of its own: the engine's
+        # may be bound to a session in the middle of its action.
+        env = self._probe_env.bind(None, None, self.engine.s.now)
+        values: dict[int, Number | SpecRuntimeError] = {}
+        for expr in self._probes:
+            try:
+                values[id(expr)] = self.tables.fn(expr)(env)
+            except SpecRuntimeError as exc:  # raised again when it is read
+                values[id(expr)] = exc
+        self._probed[ev.index] = values
+
     def evaluate(self, expr: Expr) -> Number:
         """Evaluate a condition/watch at the cursor (raises SpecRuntimeError)."""
+        probed = self._probed.get(self._cursor)
+        if probed is not None and id(expr) in probed:
+            seen = probed[id(expr)]
+            if isinstance(seen, SpecRuntimeError):
+                raise seen
+            return seen
         eng = self._engine_at_cursor()
         env = eng.env.bind(None, None, eng.s.now)
         value: Number = self.tables.fn(expr)(env)

@@ -405,6 +405,22 @@ class Controller:
         if rate is None and not bps.active():
             self._forward_free(cmd, post, bps)
             return
+        # Conditions are evaluated by the simulation as each event happens (`probe`), not
+        # by replaying the state inside an action after each step.
+        probe = getattr(sim, "probe", None)
+        conditions = [b.expr for b in bps.active() if b.kind == "condition"]
+        if probe is not None and conditions:
+            probe(conditions)
+        try:
+            self._forward_steps(cmd, post, bps, rate)
+        finally:
+            if probe is not None and conditions:
+                probe(())
+
+    def _forward_steps(
+        self, cmd: Command, post: Callable[[Frame], None], bps: BreakpointSet, rate: float | None
+    ) -> None:
+        sim = self.sim
         last_post = _time.monotonic()
         started = last_post
         steps = 0

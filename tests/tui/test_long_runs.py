@@ -13,10 +13,11 @@ from textual.app import App, ComposeResult
 from textual.widgets import Static
 
 from pooltui.lang import compile_file, compile_source
+from pooltui.lang.frontend import compile_condition
 from pooltui.sim import Event, Simulation
 from pooltui.tui import driver
 from pooltui.tui.app import PoolApp
-from pooltui.tui.breakpoints import BreakpointSet
+from pooltui.tui.breakpoints import Breakpoint, BreakpointSet
 from pooltui.tui.driver import Command, Controller, Frame
 from pooltui.tui.widgets.eventlog import EventLog
 from pooltui.tui.widgets.panels import set_text
@@ -151,3 +152,25 @@ async def test_a_growing_only_text_keeps_its_height_until_told() -> None:
         await pilot.pause()
         assert body.size.height == 1
         await asyncio.sleep(0)
+
+
+def test_a_condition_stops_where_stepping_finds_it_true() -> None:
+    # Reference: step one event at a time and evaluate the condition at each (inside an
+    # action that is a replay); the first event after which it is true is where `c` stops.
+    program = compile_file(SMALL)
+    expr = compile_condition("free(kv) == 0 && queued(kv) > 0", program)
+    ref = Simulation(program)
+    assert not ref.evaluate(expr)
+    while (ev := ref.step()) is not None and not ref.evaluate(expr):
+        pass
+    assert ev is not None
+    want = ev.index
+    # The worker: the simulation evaluates the condition as each event happens.
+    sim = Simulation(program)
+    bps = BreakpointSet()
+    bps.add(Breakpoint(0, "condition", condition="free(kv) == 0", expr=expr))
+    frames: list[Frame] = []
+    Controller(sim).execute(Command("continue", breakpoints=bps), frames.append)
+    assert frames[-1].stop_kind == "breakpoint" and frames[-1].snapshot.event_index == want
+    assert list(sim.events)[: want + 1] == list(ref.events)[: want + 1]
+    assert sim.evaluate(expr) == 1  # read again at the stop: the same value
