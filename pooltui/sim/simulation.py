@@ -424,6 +424,50 @@ class Simulation:
                 values[id(expr)] = exc
         self._probed[ev.index] = values
 
+    def values_until(
+        self, exprs: Sequence[Expr], last: int
+    ) -> tuple[int, list[tuple[Number | SpecRuntimeError, ...]]]:
+        """The values of `exprs` right after each event from some `first` to `last`
+        (-1: at the start), from one replay of the events since the nearest checkpoint:
+        (first, [values after event first, …, after event last]). A runtime error of an
+        expression is its value. Reverse continue reads its conditions this way, a
+        replay per checkpoint rather than one per event."""
+        last = min(last, len(self._events) - 1)
+        c = max(0, bisect.bisect_right(self._ckpt_at, last) - 1)
+        state = _unpack(self._ckpt[c])
+        first = state.n_events - 1
+        eng = Engine(
+            self.tables,
+            self.schedule,
+            state,
+            invariants=False,
+            stats=Stats(len(self.tables.sessions)),
+        )
+        eng.keep = False  # recorded already: only `on_event` (right after each event)
+        env = Env(eng)
+        out: list[tuple[Number | SpecRuntimeError, ...]] = []
+
+        def grab(_event: Event | None = None) -> None:
+            bound = env.bind(None, None, state.now)
+            values: list[Number | SpecRuntimeError] = []
+            for expr in exprs:
+                try:
+                    values.append(self.tables.fn(expr)(bound))
+                except SpecRuntimeError as exc:
+                    values.append(exc)
+            out.append(tuple(values))
+            if _event is not None and state.n_events > last:
+                raise StopReplay()  # the rest of the action is not wanted
+
+        grab()
+        eng.on_event = grab
+        try:
+            while state.n_events <= last and eng.advance():
+                pass
+        except StopReplay:
+            pass
+        return first, out
+
     def evaluate(self, expr: Expr) -> Number:
         """Evaluate a condition/watch at the cursor (raises SpecRuntimeError)."""
         probed = self._probed.get(self._cursor)

@@ -26,7 +26,7 @@ from pooltui.lang.errors import render as render_diagnostic
 from pooltui.lang.words import number, seconds
 from pooltui.sim.events import Event
 from pooltui.sim.snapshot import Snapshot, Violation
-from pooltui.tui.breakpoints import BreakpointSet, Hit
+from pooltui.tui.breakpoints import BreakpointSet, Hit, truthy
 
 SAMPLES = 1024  # the timeline's samples: about this many over the run so far
 FRAME_INTERVAL = 0.05  # at most ~20 frames a second while running
@@ -307,7 +307,9 @@ class Controller:
     def _goal(self, cmd: Command, post: Callable[[Frame], None], what: str) -> None:
         post(self.frame(cmd, stop=what, stop_kind="goal"))
 
-    def _maybe_progress(self, cmd: Command, post: Callable[[Frame], None], last: float) -> float:
+    def _maybe_progress(
+        self, cmd: Command, post: Callable[[Frame], None], last: float, *, anywhere: bool = False
+    ) -> float:
         now = _time.monotonic()
         # Backpressure: no new frame until the UI has shown the last one, so a slow
         # screen never queues up frames (and keys) behind a fast run. A frame costly to
@@ -319,7 +321,7 @@ class Controller:
             now - last >= FRAME_INTERVAL
             and _time.thread_time() - self._frame_cpu
             >= FRAME_SHARE * (self._frame_cost + self.ui_cost())
-            and self._at_frontier()
+            and (anywhere or self._at_frontier())
             and self.ui_ready()
         ):
             began = _time.thread_time()
@@ -509,28 +511,55 @@ class Controller:
         sim = self.sim
         bps = cmd.breakpoints or BreakpointSet()
         events = sim.events
-        conditions = bps.has_conditions()
+        conds = self._conditions_back(bps)
         if sim.cursor >= 0:
             sim.back()  # leave the current state: a hit here is where we already are
-        after = bps.conditions(sim.evaluate) if conditions else {}
+        index = sim.cursor
+        after = conds(index)
         last_post = _time.monotonic()
-        while sim.cursor >= 0:
+        while index >= 0:
             if self._interrupted(cmd):
                 post(self.frame(cmd, stop="paused", stop_kind="pause", bps=bps))
                 return
-            index = sim.cursor
             event = events[index]
             sim.back()
-            before = bps.conditions(sim.evaluate) if conditions else {}
-            prev_time = events[index - 1].time if index > 0 else 0.0
+            before = conds(index - 1)
+            prev_time = _time_of(events, index - 1) if index > 0 else 0.0
             hit = bps.check_reverse(event, prev_time, before, after)
             if hit is not None:
                 sim.goto(index)  # stop right after the event, as a forward run would
                 post(self.frame(cmd, stop=hit.describe(), stop_kind="breakpoint", bps=bps))
                 return
             after = before
-            last_post = self._maybe_progress(cmd, post, last_post)
+            index -= 1
+            # Off the frontier a frame's state is a replay: spaced out by its cost.
+            last_post = self._maybe_progress(cmd, post, last_post, anywhere=True)
         post(self.frame(cmd, stop="at the start", stop_kind="start", bps=bps))
+
+    def _conditions_back(self, bps: BreakpointSet) -> Callable[[int], dict[int, bool]]:
+        """For reverse continue: the conditions' truth right after event i (-1: the start),
+        i going down. From the simulation's replays a checkpoint's worth at a time when
+        it offers them (`values_until`), else evaluated at the cursor (then at i)."""
+        active = [b for b in bps.active() if b.kind == "condition"]
+        if not active:
+            return lambda i: {}
+        values_until = getattr(self.sim, "values_until", None)
+        if values_until is None:
+            return lambda i: bps.conditions(self.sim.evaluate)
+        exprs = [b.expr for b in active]
+        cache: list[Any] = [0, []]  # first index, values from it on
+
+        def at(i: int) -> dict[int, bool]:
+            first, values = cache
+            if not first <= i < first + len(values):
+                first, values = cache[:] = values_until(exprs, i)
+            row = values[i - first]
+            return {
+                b.id: not isinstance(v, Exception) and truthy(v)
+                for b, v in zip(active, row, strict=True)
+            }
+
+        return at
 
 
 class _Batch:
@@ -554,6 +583,12 @@ class _Batch:
         elif took > BATCH_SECONDS * 2:
             self.size = max(1, self.size // 2)
         return moved > 0
+
+
+def _time_of(events: Sequence[Event], index: int) -> float:
+    """Event `index`'s time, without building the event when the log can say it."""
+    time_at = getattr(events, "time_at", None)
+    return float(time_at(index)) if time_at is not None else events[index].time
 
 
 def _event_time(event: Event) -> float:

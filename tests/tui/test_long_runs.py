@@ -174,3 +174,31 @@ def test_a_condition_stops_where_stepping_finds_it_true() -> None:
     assert frames[-1].stop_kind == "breakpoint" and frames[-1].snapshot.event_index == want
     assert list(sim.events)[: want + 1] == list(ref.events)[: want + 1]
     assert sim.evaluate(expr) == 1  # read again at the stop: the same value
+
+
+def test_reverse_continue_with_a_condition_stops_where_it_last_became_true() -> None:
+    # Reference: the condition's value at the start and after each event, one at a time
+    # (inside an action, a replay). It "becomes true" at event i when it is false before
+    # i and true after. Reverse continue from the last event E looks at the events before
+    # E (at E itself is where it already is) and stops at the last such i.
+    program = compile_file(SMALL)
+    expr = compile_condition("free(kv) == 0 && queued(kv) > 0", program)
+    ref = Simulation(program)
+    values = [bool(ref.evaluate(expr))]
+    while ref.step() is not None:
+        values.append(bool(ref.evaluate(expr)))
+    end = len(values) - 2  # the last event's index (values[i + 1] is after event i)
+    rises = [i for i in range(end) if not values[i] and values[i + 1]]
+    assert len(rises) >= 2
+    # The simulation's own replays give the same values, a checkpoint's worth at a time.
+    sim = Simulation(program, checkpoint_every=16)
+    c = Controller(sim)
+    c.execute(Command("goto", index=end), lambda f: None)
+    for last in (end, end // 2, 3, -1):
+        first, got = sim.values_until([expr], last)
+        assert first <= last and [bool(v[0]) for v in got] == values[first + 1 : last + 2]
+    bps = BreakpointSet()
+    bps.add(Breakpoint(0, "condition", condition="…", expr=expr))
+    frames: list[Frame] = []
+    c.execute(Command("reverse", gen=c.interrupt_gen, breakpoints=bps), frames.append)
+    assert frames[-1].stop_kind == "breakpoint" and frames[-1].snapshot.event_index == rises[-1]
