@@ -479,7 +479,9 @@ class Controller:
             if sim.halted:
                 post(self.frame(cmd, bps=bps))
                 return
-            last_post = self._maybe_progress(cmd, post, last_post)
+            # Always at the end of an action: inside the recorded log (after going back),
+            # the state there is the last one shown carried forward, not a long replay.
+            last_post = self._maybe_progress(cmd, post, last_post, anywhere=True)
 
     def _do_find(self, cmd: Command, post: Callable[[Frame], None]) -> None:
         """The next (index 1) or previous (index -1) event matching `cmd.breakpoints` (a
@@ -574,14 +576,17 @@ class _Batch:
     def skip(
         self, sim: SimLike, most: int, *, whole: bool, each: Callable[[], None] | None = None
     ) -> bool:
-        """`sim.skip` at most `most` events (and `size`); False when nothing moved."""
+        """`sim.skip` at most `most` events (and `size` past the recorded log: the events
+        recorded already cost nothing to go past); False when nothing moved."""
+        ahead = max(0, len(sim.events) - 1 - sim.cursor)
         t = _time.monotonic()
-        moved = sim.skip(min(most, self.size), whole=whole, each=each)
+        moved = sim.skip(min(most, ahead + self.size), whole=whole, each=each)
         took = _time.monotonic() - t
-        if took < BATCH_SECONDS / 2:
-            self.size = min(MAX_BATCH, self.size * 2)
-        elif took > BATCH_SECONDS * 2:
-            self.size = max(1, self.size // 2)
+        if moved > ahead:  # it simulated: the time says how big the next batch may be
+            if took < BATCH_SECONDS / 2:
+                self.size = min(MAX_BATCH, self.size * 2)
+            elif took > BATCH_SECONDS * 2:
+                self.size = max(1, self.size // 2)
         return moved > 0
 
 
