@@ -7,8 +7,7 @@ dimmed. Clicking an event, or choosing it with the keys and enter, goes there in
 from __future__ import annotations
 
 import bisect
-from array import array
-from collections.abc import Iterator
+from collections.abc import Iterable, Sequence
 from typing import ClassVar
 
 from rich.segment import Segment
@@ -22,7 +21,6 @@ from textual.reactive import reactive
 from textual.strip import Strip
 
 from pooltui.lang.words import number
-from pooltui.sim import EventLog as CompactLog
 from pooltui.sim.events import Event
 from pooltui.tui.colors import session_hex
 from pooltui.tui.widgets.lines import TextLines
@@ -98,15 +96,16 @@ class EventLog(TextLines, can_focus=True):
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
-        # Compact (some 40 bytes an event): a million `Event` objects cost a gigabyte.
-        self.events = CompactLog()
+        # The log as the last frame carried it: a view of the simulator's own (events are
+        # built when a row is drawn), not copies.
+        self.events: Sequence[Event] = ()
         self.future_style = Style(dim=True)
         self._cache: LRUCache[tuple[int, int, int, int], Strip] = LRUCache(512)
         self._generation = 0
         self._widest = 0
         # A filter: (moments, sessions or classes); `_rows` the indices it shows, in order.
         self.filter: tuple[frozenset[str], frozenset[str]] | None = None
-        self._rows: array[int] | None = None
+        self._rows: list[int] | None = None
 
     # ----------------------------------------------------------------- the filter
     def matches(self, ev: Event) -> bool:
@@ -120,25 +119,12 @@ class EventLog(TextLines, can_focus=True):
         names = (ev.session, ev.session_class, *ev.others)
         return any(name in sessions for name in names if name)
 
-    def _matching(self, start: int, stop: int) -> Iterator[int]:
-        """The indices in [start, stop) the filter shows; by moment alone, no event is built."""
-        if self.filter is None:
-            yield from range(start, stop)
-            return
-        moments, sessions = self.filter
-        log = self.events
-        for i in range(start, stop):
-            if moments and log.moment_at(i) not in moments:
-                continue
-            if not sessions or self.matches(log[i]):
-                yield i
-
     def set_filter(self, flt: tuple[frozenset[str], frozenset[str]] | None) -> None:
         """Show only the matching events (None: all); cheap to extend as events come."""
         if flt is not None and not flt[0] and not flt[1]:
             flt = None
         self.filter = flt
-        self._rows = None if flt is None else array("q", self._matching(0, len(self.events)))
+        self._rows = None if flt is None else self._matching(0)
         self._generation += 1
         self._cache.clear()
         self._update_size()
@@ -160,29 +146,46 @@ class EventLog(TextLines, can_focus=True):
             return index
         return bisect.bisect_left(self._rows, index)
 
-    def add_events(self, start: int, new: tuple[Event, ...]) -> None:
-        if not new:
+    def _matching(self, start: int) -> list[int]:
+        """The indices from `start` on that the filter shows."""
+        assert self.filter is not None
+        moments, sessions = self.filter
+        events = self.events
+        find = getattr(events, "find_moments", None)
+        if moments and find is not None:  # the packed moments first: few events built
+            candidates: Iterable[int] = find(start, moments)
+        else:
+            candidates = range(start, len(events))
+        if not sessions:
+            return list(candidates)
+        return [i for i in candidates if self.matches(events[i])]
+
+    def add_events(self, start: int, events: Sequence[Event]) -> None:
+        """The log is now `events` (the whole of it); those from `start` on are new here
+        (an earlier `start` than the log's length: the log was replaced from there)."""
+        old = len(self.events)
+        self.events = events
+        start = min(start, old)
+        if start >= len(events) and old == len(events):
             return
-        if start < len(self.events):
-            self.events.truncate(start)
-            if self._rows is not None:
-                del self._rows[bisect.bisect_left(self._rows, start) :]
-        first = len(self.events)
-        for ev in new:
-            if ev.index >= first:  # a frame may repeat events the log already has
-                self.events.append(ev)
         if self._rows is not None:
-            self._rows.extend(self._matching(first, len(self.events)))
+            del self._rows[bisect.bisect_left(self._rows, start) :]
+            self._rows.extend(self._matching(start))
         # Long whys scroll sideways rather than being lost.
-        self._widest = max(self._widest, max(PREFIX + len(e.why) for e in new))
+        widest = getattr(events, "widest", None)
+        if widest is None:
+            widest = max((len(events[i].why) for i in range(start, len(events))), default=0)
+        self._widest = max(self._widest if start else 0, PREFIX + widest)
         self._update_size()
         self._cache.clear()
         self.refresh()
 
     def watch_cursor(self, index: int) -> None:
         self._generation += 1
-        # After the layout has taken the new virtual size, or scroll_to clamps short.
-        self.call_after_refresh(self._follow, index, 20)
+        # At once (the virtual size is set without a layout, so the scroll is not clamped
+        # short), so a frame is drawn once, already scrolled; `_follow` tries again after
+        # the next refresh when the layout has not caught up (a resize, the first frame).
+        self._follow(index, 20)
         self.refresh()
 
     def _follow(self, index: int, tries: int) -> None:
@@ -282,7 +285,7 @@ class EventLog(TextLines, can_focus=True):
 
     def _update_size(self) -> None:
         width = max(self.scrollable_content_region.width, self._widest)
-        self.virtual_size = Size(width, self.row_count)
+        self.set_virtual_size(Size(width, self.row_count))
 
     def on_resize(self, event: events.Resize) -> None:
         self._update_size()
