@@ -14,7 +14,6 @@ import os
 import signal
 import stat
 import sys
-import tempfile
 from collections.abc import Iterable, Iterator
 from typing import IO
 
@@ -87,6 +86,8 @@ def atomic_text(path: str) -> Iterator[IO[str]]:
         return
     folder = os.path.dirname(os.path.abspath(path))
     try:
+        import tempfile  # only when a file is written: not on every start
+
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
     except OSError as exc:
         raise OutputError(path, reason(exc)) from None

@@ -6,28 +6,29 @@ build; `depth` (1 for a leaf) lets the recursive checker refuse too-deep nesting
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from pooltui.lang.ir import Span
+from pooltui.lang.records import record
 
 # --------------------------------------------------------------------------- expressions
 
 
-@dataclass(slots=True)
+@record
 class Number:
     value: int | float
     span: Span
     depth: int = 1
 
 
-@dataclass(slots=True)
+@record
 class Name:
     name: str
     span: Span
     depth: int = 1
 
 
-@dataclass(slots=True)
+@record
 class Index:
     """`NAME[EXPR]`: a member of a pool or stage family."""
 
@@ -38,7 +39,7 @@ class Index:
     depth: int = 1
 
 
-@dataclass(slots=True)
+@record
 class CallE:
     name: str
     name_span: Span
@@ -47,7 +48,7 @@ class CallE:
     depth: int = 1
 
 
-@dataclass(slots=True)
+@record
 class DrawE:
     dist: str
     dist_span: Span
@@ -56,7 +57,7 @@ class DrawE:
     depth: int = 1
 
 
-@dataclass(slots=True)
+@record
 class UnaryE:
     op: str
     operand: Expr
@@ -64,7 +65,7 @@ class UnaryE:
     depth: int = 1
 
 
-@dataclass(slots=True)
+@record
 class BinaryE:
     op: str
     left: Expr
@@ -73,7 +74,7 @@ class BinaryE:
     depth: int = 1
 
 
-@dataclass(slots=True)
+@record
 class CondE:
     cond: Expr
     then: Expr
@@ -82,7 +83,7 @@ class CondE:
     depth: int = 1
 
 
-@dataclass(slots=True)
+@record
 class FieldE:
     """`row.NAME`: a column of the session's source, keywords included (`row.time`)."""
 
@@ -114,7 +115,7 @@ def children(e: Expr) -> list[Expr]:
 # --------------------------------------------------------------------------- statements
 
 
-@dataclass(slots=True)
+@record
 class RefA:
     name: str
     name_span: Span
@@ -123,7 +124,7 @@ class RefA:
     depth: int = 1
 
 
-@dataclass(slots=True)
+@record
 class Assign:
     name: str
     name_span: Span
@@ -132,7 +133,7 @@ class Assign:
     depth: int = 1
 
 
-@dataclass(slots=True)
+@record
 class StringE:
     """A string literal as a content piece's key."""
 
@@ -141,7 +142,7 @@ class StringE:
     depth: int = 1
 
 
-@dataclass(slots=True)
+@record
 class PieceA:
     """`KEY : UNITS` in `content (…)`."""
 
@@ -151,7 +152,7 @@ class PieceA:
     depth: int = 1
 
 
-@dataclass(slots=True)
+@record
 class HoldS:
     ref: RefA
     units: Expr
@@ -164,7 +165,7 @@ class HoldS:
     content_span: Span | None = None  # the `content` keyword
 
 
-@dataclass(slots=True)
+@record
 class RunS:
     ref: RefA
     kind: str
@@ -173,7 +174,7 @@ class RunS:
     depth: int = 1
 
 
-@dataclass(slots=True)
+@record
 class GrowS:
     ref: RefA
     amount: Expr
@@ -181,7 +182,7 @@ class GrowS:
     depth: int = 1
 
 
-@dataclass(slots=True)
+@record
 class SendS:
     ref: RefA
     work: Expr
@@ -189,14 +190,14 @@ class SendS:
     depth: int = 1
 
 
-@dataclass(slots=True)
+@record
 class WaitS:
     seconds: Expr
     span: Span
     depth: int = 1
 
 
-@dataclass(slots=True)
+@record
 class RepeatS:
     count: Expr
     body: list[Stmt]
@@ -204,7 +205,7 @@ class RepeatS:
     depth: int = 1
 
 
-@dataclass(slots=True)
+@record
 class IfS:
     cond: Expr
     then: list[Stmt]
@@ -213,7 +214,7 @@ class IfS:
     depth: int = 1
 
 
-@dataclass(slots=True)
+@record
 class Arrive:
     kind: str  # "at" | "every"
     expr: Expr
@@ -227,28 +228,30 @@ Stmt = Assign | HoldS | RunS | GrowS | SendS | WaitS | RepeatS | IfS
 # --------------------------------------------------------------------------- declarations
 
 
-@dataclass(slots=True)
+@record
 class Option:
     """One option of a pool or a stage; which fields are set depends on `key`."""
 
-    key: str  # cap block evict preempt queue admit spill budget seats time rate lanes prefill serve
+    # cap block evict preempt queue admit spill reload; budget seats time rate lanes prefill serve
+    key: str
     span: Span
     key_span: Span
     expr: Expr | None = None  # cap block budget seats time rate lanes
     word: str | None = None  # lru fifo none lifo chunked whole
     keys: list[Expr] | None = None  # evict by / queue by
-    names: list[tuple[str, Span]] = field(default_factory=list)  # admit via S; spill T via L
-    work: Expr | None = None
-    when: Expr | None = None
+    # admit via S; spill T via L; reload via L
+    names: list[tuple[str, Span]] = field(default_factory=list)
+    work: Expr | None = None  # spill, reload
+    when: Expr | None = None  # spill; reload (None when it has no `when`)
 
 
-@dataclass(slots=True)
+@record
 class SeedD:
     expr: Expr
     span: Span
 
 
-@dataclass(slots=True)
+@record
 class ConstD:
     name: str
     name_span: Span
@@ -256,14 +259,14 @@ class ConstD:
     span: Span
 
 
-@dataclass(slots=True)
+@record
 class CheckD:
     label: str
     expr: Expr
     span: Span
 
 
-@dataclass(slots=True)
+@record
 class StageD:
     name: str
     name_span: Span
@@ -273,7 +276,7 @@ class StageD:
     span: Span
 
 
-@dataclass(slots=True)
+@record
 class PoolD:
     name: str
     name_span: Span
@@ -282,7 +285,7 @@ class PoolD:
     span: Span
 
 
-@dataclass(slots=True)
+@record
 class SessionD:
     name: str
     name_span: Span

@@ -10,8 +10,10 @@ Names follow the language: a pool, a stage, a session class, a hold, a run.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal
+
+from pooltui.lang.records import record
 
 INF = math.inf
 # A whole number stays an int (it prints as one); `float` alone would let the compiled build
@@ -19,7 +21,7 @@ INF = math.inf
 Number = int | float
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Span:
     """A source range: 1-based lines and columns, end exclusive (end_col is one past the last)."""
 
@@ -40,13 +42,13 @@ NO_SPAN = Span("<builtin>", 0, 0, 0, 0)
 # Constants are folded by the checker: a `const` name never reaches the IR, only its Num.
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Num:
     value: float | int
     span: Span = NO_SPAN
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Var:
     """A context variable: now serial computed context waited size age last waiting
     tokens residents prefills decodes."""
@@ -55,7 +57,7 @@ class Var:
     span: Span = NO_SPAN
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Attr:
     """A session attribute (assigned with `NAME = EXPR;`, or a column of the session's source,
     read bare or as `row.NAME`). A source column may hold strings or lists; the checker lets
@@ -65,14 +67,14 @@ class Attr:
     span: Span = NO_SPAN
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Unary:
     op: Literal["-", "!", "+"]
     operand: Expr
     span: Span = NO_SPAN
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Binary:
     op: Literal["+", "-", "*", "/", "%", "<", "<=", ">", ">=", "==", "!=", "&&", "||"]
     left: Expr
@@ -80,7 +82,7 @@ class Binary:
     span: Span = NO_SPAN
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Cond:
     cond: Expr
     then: Expr
@@ -88,7 +90,7 @@ class Cond:
     span: Span = NO_SPAN
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Call:
     """A pure function: min max abs floor ceil round log sqrt."""
 
@@ -97,7 +99,7 @@ class Call:
     span: Span = NO_SPAN
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Draw:
     """`draw DIST(args)`: uniform real exponential normal lognormal bernoulli poisson choice."""
 
@@ -106,7 +108,7 @@ class Draw:
     span: Span = NO_SPAN
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Ref:
     """A pool or stage named in a spec, with the member index when it is a family.
 
@@ -121,7 +123,7 @@ class Ref:
     span: Span = NO_SPAN
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Query:
     """cap allocated cached free queued (pool) | budget_left residents seats_left (stage)."""
 
@@ -130,7 +132,7 @@ class Query:
     span: Span = NO_SPAN
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class ArgQuery:
     """argmin / argmax over the members of a pool (or stage) family: the index where
     QUERY is least / greatest, ties to the lowest index."""
@@ -144,7 +146,7 @@ class ArgQuery:
 Expr = Num | Var | Attr | Unary | Binary | Cond | Call | Draw | Query | ArgQuery
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Str:
     """A string literal: only a content piece's key may be one (`content ("sys" : 512)`)."""
 
@@ -155,7 +157,7 @@ class Str:
 # --------------------------------------------------------------------------- stages
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class CStage:
     """A step stage (an engine that runs iterations) or a link stage (a FIFO channel)."""
 
@@ -178,29 +180,29 @@ class CStage:
 # --------------------------------------------------------------------------- pools
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class EvictLru:
     span: Span = NO_SPAN
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class EvictBy:
     keys: tuple[Expr, ...]
     span: Span = NO_SPAN
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class QueueFifo:
     span: Span = NO_SPAN
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class QueueBy:
     keys: tuple[Expr, ...]
     span: Span = NO_SPAN
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class CSpill:
     tier: str  # a pool (family joined member for member, or shared)
     via: str  # a link stage (family joined member for member, or shared)
@@ -209,7 +211,24 @@ class CSpill:
     span: Span = NO_SPAN
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
+class CReload:
+    """`reload via LINK (WORK) [when (PRED)];` (content-and-reload.md §3): at an attempt,
+    the continuation of a hold's content past its hit in this pool is looked for in `tiers`
+    (the spill chain, in order); the loadable units come back over `via` as one job of
+    `work` before the hold runs. `work` and `when` read `size` (the loadable units), `now`,
+    `serial`, the hold's session's attributes, constants and queries; `when` None: always."""
+
+    via: str  # a link stage (family joined member for member, or shared)
+    work: Expr
+    when: Expr | None
+    # The pools looked in, in order: this pool's spill tier, then that pool's tier, … up to a
+    # pool that does not spill, or one already on the chain (a spill cycle is walked once).
+    tiers: tuple[str, ...] = ()
+    span: Span = NO_SPAN
+
+
+@record(frozen=True)
 class CPool:
     """A pool, field for field as the Pool reference names it, plus its family size."""
 
@@ -224,19 +243,20 @@ class CPool:
     count: int = 1
     family: bool = False
     span: Span = NO_SPAN
+    reload: CReload | None = None  # read back from the spill chain (content-and-reload.md §3)
 
 
 # --------------------------------------------------------------------------- statements
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class SetAttr:
     name: str
     value: Expr
     span: Span = NO_SPAN
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class ContentPiece:
     """`KEY : UNITS` in a hold's `content (…)`: UNITS units of content named KEY.
 
@@ -249,7 +269,7 @@ class ContentPiece:
     span: Span = NO_SPAN
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Hold:
     pool: Ref
     units: Expr
@@ -262,7 +282,7 @@ class Hold:
     content: tuple[ContentPiece, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Run:
     stage: Ref
     kind: Literal["prefill", "decode"]
@@ -270,34 +290,34 @@ class Run:
     span: Span = NO_SPAN
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Grow:
     pool: str  # the innermost enclosing hold on this pool (any member)
     amount: Expr
     span: Span = NO_SPAN
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Send:
     link: Ref
     work: Expr
     span: Span = NO_SPAN
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Wait:
     seconds: Expr
     span: Span = NO_SPAN
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Repeat:
     count: Expr
     body: tuple[Stmt, ...]
     span: Span = NO_SPAN
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class If:
     cond: Expr
     then: tuple[Stmt, ...]
@@ -311,7 +331,7 @@ Stmt = SetAttr | Hold | Run | Grow | Send | Wait | Repeat | If
 # --------------------------------------------------------------------------- sessions
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class ArriveAt:
     """`arrive at (EXPR)`: the arrival time of each session, in seconds."""
 
@@ -319,7 +339,7 @@ class ArriveAt:
     span: Span = NO_SPAN
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class ArriveEvery:
     """`arrive every (EXPR)`: the gap before each session (the first arrives after one gap)."""
 
@@ -332,7 +352,7 @@ class ArriveEvery:
 Value = int | float | str | tuple[int | float | str, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class CSource:
     """The rows of `from "FILE.csv" [limit N]` or `from "FILE.jsonl" [limit N]`, read and
     checked at compile time.
@@ -359,7 +379,7 @@ class CSource:
         return "number"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class CSession:
     name: str
     count: int  # sessions of this class (the row count for a CSV source)
@@ -373,14 +393,14 @@ class CSession:
 # --------------------------------------------------------------------------- checks, program
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class CCheck:
     label: str
     cond: Expr
     span: Span = NO_SPAN
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class Program:
     """A whole checked spec. Tuples keep declaration order, which the simulator uses
     (pools served in declaration order, sessions arriving at one instant by declaration)."""

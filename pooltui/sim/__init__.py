@@ -7,7 +7,11 @@ Public API (the debugger, the command line and the tests use only these):
     sim.step_iteration(stage=None)        # events up to and including the next `iteration-end`
     sim.run(until=T, events=N)            # stops early at a halt (violation, check, deadlock)
     sim.run_until(predicate)              # first event e with predicate(e) true (or None)
+    sim.skip(n, whole=False)              # n events on, no `Event` made (whole: to an action end)
     sim.back() / sim.goto(index)          # history: state right after event `index`
+    sim.probe(exprs)                      # conditions evaluated as each event happens
+    sim.values_until(exprs, last)         # their values after each event up to `last`, one replay
+    sim.events_reader()                   # `.upto(n)`: the first n events, for another thread
     sim.snapshot() -> Snapshot            # immutable; safe to hand to another thread
     sim.evaluate(expr) -> number          # a breakpoint condition / watch at the current state
     sim.events, sim.cursor, sim.time, sim.finished, sim.halted, sim.violation
@@ -18,6 +22,7 @@ replayed; `Simulation` is not thread-safe: one thread drives it at a time.
 """
 
 from pooltui.sim.compiled import build_label
+from pooltui.sim.eventlog import EventLog
 from pooltui.sim.events import HALTING, MOMENTS, Event
 from pooltui.sim.simulation import Simulation
 from pooltui.sim.snapshot import (
@@ -46,6 +51,7 @@ __all__ = [
     "Counts",
     "EntryView",
     "Event",
+    "EventLog",
     "HoldView",
     "LinkJobView",
     "PoolSummary",

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from pooltui.lang.errors import SpecRuntimeError
 from pooltui.lang.ir import Expr, Hold, Run
 from pooltui.lang.words import number
-from pooltui.sim import blocks, members, runs, why
+from pooltui.sim import blocks, members, runs, watch, why
 from pooltui.sim.codes import ADMITTED, BLOCKED, REJECTED, Number
 from pooltui.sim.ledger import Content
 from pooltui.sim.ledger import Hit as LedgerHit
@@ -68,6 +68,7 @@ def enqueue(eng: Engine, sess: Session, stmt: Hold, where: tuple[int, int]) -> N
     sess.state = S_QUEUED
     sess.waiting_for = f"queued on {p.label}"
     p.queue.append(h)
+    watch.hold(eng, h)
     eng.emit(
         "enqueue",
         lambda: why.enqueued(sess.name, p.label, len(p.queue)),
@@ -79,6 +80,7 @@ def enqueue(eng: Engine, sess: Session, stmt: Hold, where: tuple[int, int]) -> N
     # A hold that can never fit is rejected at once (Pool reference).
     plan = plan_hold(eng, p, h, sess)
     h.reserve = plan.reserve
+    watch.hold(eng, h)
     if plan.never is not None:
         reject(eng, sess, h, p, plan.never, plan.size)
 
@@ -211,6 +213,7 @@ def try_admit(eng: Engine, p: PoolState, h: HoldState, st: StageState | None) ->
     # The attempt's figures stay on the hold: its reserve, and its hit as computed.
     h.reserve = plan.reserve
     h.computed = hit
+    watch.hold(eng, h)  # whatever the attempt's outcome (blocked: no event follows)
     if plan.never is not None:
         reject(eng, sess, h, p, plan.never, size)
         return REJECTED
@@ -238,6 +241,7 @@ def try_admit(eng: Engine, p: PoolState, h: HoldState, st: StageState | None) ->
     h.admitted_at = s.now
     was_preempted = h.preempted
     h.preempted = False
+    watch.hold(eng, h)
     eng.stats.queueing[sess.cls].append(s.now - h.enq_time)
     s.hit_units[0] += hit
     s.hit_units[1] += max(size, hit)
@@ -321,6 +325,7 @@ def drop_hold(eng: Engine, sess: Session, h: HoldState) -> None:
     blocks.drop(eng, p, h)
     if h in sess.holds:
         sess.holds.remove(h)
+    watch.hold(eng, h)
     if sess.run is not None and sess.run.hold == h.key:
         eng.leave_stage(sess)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pooltui.sim import members, why
+from pooltui.sim import members, watch, why
 from pooltui.sim.codes import Number
 from pooltui.sim.ledger import CacheEntry, Content, Evicted, Hit, spill_ranges
 from pooltui.sim.members import Env
@@ -101,6 +101,7 @@ def admit_blocks(eng: Engine, p: PoolState, h: HoldState, hit: Hit, size: int) -
     h.size = t.size  # it holds its hit while blocks are found past it
     make_room(eng, p, nb(p, size) - len(t.blocks))
     L.grow(t, size)
+    watch.hold(eng, h)
     return t.blocks
 
 
@@ -108,6 +109,7 @@ def extend_to(eng: Engine, p: PoolState, h: HoldState, size: int) -> list[int]:
     """Grow an admitted hold's table to `size` units (evicting cache if needed): the new
     blocks."""
     make_room(eng, p, nb(p, size) - len(h.table.blocks))
+    watch.hold(eng, h)
     return p.ledger.grow(h.table, size)
 
 
@@ -116,6 +118,7 @@ def one_more_block(eng: Engine, p: PoolState, h: HoldState) -> None:
     block); its table's size becomes its blocks' units."""
     make_room(eng, p, 1)
     p.ledger.grow(h.table, (len(h.table.blocks) + 1) * p.block)
+    watch.hold(eng, h)
 
 
 def register(p: PoolState, h: HoldState, upto: int, sess: Session | None) -> None:
@@ -139,6 +142,7 @@ def let_go(eng: Engine, sess: Session, h: HoldState) -> tuple[int, list[int]]:
     p = eng.s.pools[h.pool]
     e = p.ledger.release(h.table, eng.s.now, sess.attrs, sess.serial)
     h.size = 0
+    watch.hold(eng, h)
     if e is None:
         return 0, []
     return e.units, e.blocks

@@ -18,12 +18,12 @@ and delete them (`build_label`, which `pooltui --version` prints, says STALE mea
 
 from __future__ import annotations
 
-import hashlib
 import os
-import shutil
-import subprocess
 import sys
 from pathlib import Path
+
+# shutil, subprocess and hashlib are imported where a build is made: every start of the
+# command line imports this module (`build_label`), and they would cost it milliseconds.
 
 # The hot path: state (plain data), the tables the engine reads, the engine and its
 # modules (one per concern, docs/architecture.md), the fast mode and the expression
@@ -42,6 +42,7 @@ MODULES = (
     "pooltui/sim/runs.py",
     "pooltui/sim/iterations.py",
     "pooltui/sim/invariants.py",
+    "pooltui/sim/watch.py",
     "pooltui/sim/members.py",
     "pooltui/sim/why.py",
     "pooltui/sim/fast.py",
@@ -94,6 +95,8 @@ def build_label() -> str:
 def copy_package(root: Path, dest: Path) -> Path:
     """The package from `root` (a checkout) copied into a new `dest`, without compiled
     files: a pure-Python build, whatever is installed. Returns `dest`."""
+    import shutil
+
     if dest.exists():
         shutil.rmtree(dest)
     dest.mkdir(parents=True)
@@ -110,6 +113,8 @@ def build_copy(root: Path, dest: Path) -> Path:
     """`copy_package`, then MODULES compiled there with mypyc. Returns the directory to
     put first on PYTHONPATH. Needs mypy (the test extra) and a C compiler; raises
     RuntimeError with mypyc's output when the build fails."""
+    import subprocess
+
     copy_package(root, dest)
     proc = subprocess.run(
         [sys.executable, "-m", "mypyc", *MODULES],
@@ -127,6 +132,8 @@ def build_copy(root: Path, dest: Path) -> Path:
 def sources_hash(root: Path) -> str:
     """What a compiled build depends on: the compiled modules' sources, mypy's settings
     (pyproject.toml), the Python and mypy versions. A short hex digest."""
+    import hashlib
+
     import mypy.version
 
     h = hashlib.sha256(f"{sys.version}|{mypy.version.__version__}".encode())
@@ -147,6 +154,8 @@ def cached_build(root: Path, cache: Path | None = None) -> Path:
     so a fresh clone of sources already built on this machine does not compile again; the
     key is the compiled modules' sources, so a stale build is never taken. When that folder
     cannot be written, the checkout's own `build/`."""
+    import shutil
+
     if cache is None:
         from pooltui.lang.parser import cache_dir  # lark: only where a build is wanted
 
@@ -176,6 +185,8 @@ def cached_build(root: Path, cache: Path | None = None) -> Path:
 
 def _refresh(root: Path, dest: Path) -> None:
     """The build's non-compiled files made the checkout's again."""
+    import shutil
+
     compiled = set(MODULES)
     src, out = root / "pooltui", dest / "pooltui"
     wanted = set()

@@ -17,7 +17,8 @@ The simulator is split by concern, one module each (docs/architecture.md draws t
     grow         growth and preemption
     runs         a run's residency on a step stage and the token rule
     iterations   planning, starting and ending iterations
-    invariants   the pure check of language.md §8
+    invariants   language.md §14: the per-event check, and the full count it answers to
+    watch        what each event changed (recorded by the rules, read by the check)
     members      pool and stage members, the expressions' environment
     why          the sentences attached to events
 
@@ -47,18 +48,19 @@ from pooltui.sim import (
     loop,
     members,
     runs,
+    watch,
 )
 from pooltui.sim.codes import MAX_STILL, Halt, Number, StopReplay
 from pooltui.sim.eventlog import EventLog
 from pooltui.sim.events import Event
 from pooltui.sim.ledger import CacheEntry, Evicted
-from pooltui.sim.ledgercheck import Watch
 from pooltui.sim.members import Env
 from pooltui.sim.rng import stream_key
 from pooltui.sim.snapshot import Violation
 from pooltui.sim.state import Hold as HoldState
 from pooltui.sim.state import PoolState, Session, StageState, State
 from pooltui.sim.tables import SessionDecl, Tables
+from pooltui.sim.watch import Watch
 
 __all__ = ["Engine", "Env", "Halt", "Schedule", "Stats", "StopReplay"]
 
@@ -255,9 +257,9 @@ class Engine:
         self.sched = schedule
         self.s = state
         self.invariants = invariants
-        # The ledgers' invariants are checked at the cost of what each event changed
-        # (`ledgercheck`); an engine that checks nothing has them note nothing.
-        self.watch: Watch | None = Watch() if invariants else None
+        # What each event changed, for the per-event check (None: nothing is recorded;
+        # the ledgers then note nothing either).
+        self.watch: Watch | None = watch.start(state) if invariants else None
         if not invariants:
             for p in state.pools:
                 p.ledger.track = False
@@ -400,7 +402,9 @@ class Engine:
             raise Halt()
 
     def check_invariants(self) -> Violation | None:
-        return invariants.check(self.s, None, self.watch)
+        if self.watch is None:
+            return invariants.check(self.s)
+        return invariants.check_event(self.s, self.watch)
 
     # ------------------------------------------------------------------ evaluation
     def value_of(self, expr: Expr, sess: Session | None, hold: HoldState | None = None) -> Number:

@@ -6,22 +6,31 @@ string, its tuples) and keep the garbage collector busy. The log keeps instead:
 - the times, packed doubles (8 bytes an event), and the moments, one byte each: what
   searches by time and by moment read without building anything;
 - the other fields as one plain tuple per event, in chunks of `CHUNK` events; a full
-  chunk is pickled and compressed (zlib, level 1: `why` texts repeat a lot), so an event
-  costs some 30-50 bytes once its chunk is full. Spans are kept once, by number.
+  chunk is serialized (`marshal`, which writes plain tuples of numbers and strings about
+  three times as fast as pickle; pickle for anything else) and compressed (zlib, level 1:
+  `why` texts repeat a lot), so an event costs some 30-50 bytes once its chunk is full.
+  Spans are kept once, by number.
 
 `log[i]` builds the `Event` (unpacking its chunk once: the last few unpacked chunks are
 kept). The log is a read-only `Sequence[Event]` to everyone but the engine, which appends
 with `add` (its fields, in `Event`'s order, after the index).
+
+Another thread (the debugger's screen) reads it through a `LogReader`: `reader.upto(n)` is
+a `LogView`, the first n events, which never change however the log grows; the reader keeps
+its own unpacked chunks, so the two threads share nothing that either one rewrites.
 
 Owns the log's storage only: what an event says is `events.Event`'s.
 """
 
 from __future__ import annotations
 
+import bisect
+import marshal
+import math
 import pickle
 import zlib
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, overload
 
 from pooltui.lang.ir import Span
@@ -29,6 +38,19 @@ from pooltui.sim.events import MOMENTS, Event
 
 CHUNK = 1024
 _KEEP_UNPACKED = 4  # unpacked chunks kept for reading
+
+
+def _pack(rows: list[tuple[Any, ...]]) -> bytes:
+    try:
+        return b"m" + zlib.compress(marshal.dumps(rows), 1)
+    except ValueError:  # a value marshal does not write
+        return b"p" + zlib.compress(pickle.dumps(rows, pickle.HIGHEST_PROTOCOL), 1)
+
+
+def _unpack(data: bytes) -> list[tuple[Any, ...]]:
+    raw = zlib.decompress(memoryview(data)[1:])
+    rows: list[tuple[Any, ...]] = marshal.loads(raw) if data[:1] == b"m" else pickle.loads(raw)
+    return rows
 
 
 class EventLog(Sequence[Event]):
@@ -45,6 +67,8 @@ class EventLog(Sequence[Event]):
         "_tail",
         "_times",
         "_unpacked",
+        "_widest",
+        "_widest_at",
     )
 
     def __init__(self, events: Sequence[Event] = ()) -> None:
@@ -58,6 +82,8 @@ class EventLog(Sequence[Event]):
         self._spans: list[Span] = []
         self._span_no: dict[int, int] = {}  # id(span) -> its number (spans are kept alive)
         self._unpacked: dict[int, list[tuple[Any, ...]]] = {}
+        self._widest = 0  # the longest `why` so far (the screen's log scrolls that wide)
+        self._widest_at = array("q")  # the events that made it longer, in order
         for ev in events:
             self.append(ev)
 
@@ -91,12 +117,15 @@ class EventLog(Sequence[Event]):
             if sno < 0:
                 sno = self._span_no[id(span)] = len(self._spans)
                 self._spans.append(span)
+        if len(why) > self._widest:
+            self._widest = len(why)
+            self._widest_at.append(len(self._times) - 1)
         tail = self._tail
         tail.append(
             (why, session, session_id, session_class, pool, stage, others, units, blocks, sno, data)
         )
         if len(tail) >= self._chunk:
-            self._chunks.append(zlib.compress(pickle.dumps(tail, pickle.HIGHEST_PROTOCOL), 1))
+            self._chunks.append(_pack(tail))
             self._tail = []
 
     def append(self, ev: Event) -> None:
@@ -121,20 +150,29 @@ class EventLog(Sequence[Event]):
         """Every event's time, by index (a packed array: bisect it, do not change it)."""
         return self._times
 
-    def _row(self, index: int) -> tuple[Any, ...]:
+    @property
+    def widest(self) -> int:
+        """The length of the longest `why` recorded."""
+        return self._widest
+
+    def _row(self, index: int, unpacked: dict[int, list[tuple[Any, ...]]]) -> tuple[Any, ...]:
         k, j = divmod(index, self._chunk)
-        if k == len(self._chunks):
-            return self._tail[j]
-        rows = self._unpacked.get(k)
+        # The tail before the chunks: the engine packs a full tail into the chunks first and
+        # only then starts a new tail, so a reader on another thread sees the row in one of
+        # the two (an old tail is never changed once replaced).
+        tail = self._tail
+        if k >= len(self._chunks):
+            return tail[j]
+        rows = unpacked.get(k)
         if rows is None:
-            rows = pickle.loads(zlib.decompress(self._chunks[k]))
-            if len(self._unpacked) >= _KEEP_UNPACKED:
-                del self._unpacked[next(iter(self._unpacked))]
-            self._unpacked[k] = rows
+            rows = _unpack(self._chunks[k])
+            if len(unpacked) >= _KEEP_UNPACKED:
+                del unpacked[next(iter(unpacked))]
+            unpacked[k] = rows
         return rows[j]
 
-    def _event(self, index: int) -> Event:
-        r = self._row(index)
+    def _event(self, index: int, unpacked: dict[int, list[tuple[Any, ...]]] | None = None) -> Event:
+        r = self._row(index, self._unpacked if unpacked is None else unpacked)
         return Event(
             index,
             self._times[index],
@@ -194,3 +232,88 @@ class EventLog(Sequence[Event]):
             + len(self._moments)
             + sum(len(c) for c in self._chunks)
         )
+
+    def reader(self) -> LogReader:
+        """A reader for one other thread (see the module's docstring)."""
+        return LogReader(self)
+
+
+class LogReader:
+    """Reads an `EventLog` from one other thread: `upto(n)` views share its unpacked chunks."""
+
+    __slots__ = ("_log", "_unpacked")
+
+    def __init__(self, log: EventLog) -> None:
+        self._log = log
+        self._unpacked: dict[int, list[tuple[Any, ...]]] = {}
+
+    def upto(self, n: int) -> LogView:
+        """The first `n` events (at most the log's length now)."""
+        return LogView(self._log, min(n, len(self._log)), self._unpacked)
+
+
+class LogView(Sequence[Event]):
+    """The first `n` events of a log, read from one other thread: immutable, as those
+    events never change. Times, moments and the longest `why` read without building events."""
+
+    __slots__ = ("_log", "_n", "_unpacked")
+
+    def __init__(self, log: EventLog, n: int, unpacked: dict[int, list[tuple[Any, ...]]]) -> None:
+        self._log = log
+        self._n = n
+        self._unpacked = unpacked
+
+    def __len__(self) -> int:
+        return self._n
+
+    def time_at(self, index: int) -> float:
+        return self._log._times[index] if 0 <= index < self._n else math.nan
+
+    def moment_at(self, index: int) -> str:
+        return self._log.moment_at(index) if 0 <= index < self._n else ""
+
+    @property
+    def widest(self) -> int:
+        """The length of the longest `why` of these events."""
+        log = self._log
+        k = bisect.bisect_left(log._widest_at, self._n) - 1
+        return len(log._row(log._widest_at[k], self._unpacked)[0]) if k >= 0 else 0
+
+    @overload
+    def __getitem__(self, index: int) -> Event: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Event]: ...
+    def __getitem__(self, index: int | slice) -> Event | list[Event]:
+        n = self._n
+        if isinstance(index, slice):
+            return [self._log._event(i, self._unpacked) for i in range(*index.indices(n))]
+        if index < 0:
+            index += n
+        if not 0 <= index < n:
+            raise IndexError("event index out of range")
+        return self._log._event(index, self._unpacked)
+
+    def __iter__(self) -> Iterator[Event]:
+        for i in range(self._n):
+            yield self._log._event(i, self._unpacked)
+
+    def __bool__(self) -> bool:
+        return self._n > 0
+
+    def __repr__(self) -> str:
+        return f"LogView({self._n} events)"
+
+    def find_moments(self, start: int, moments: Iterable[str]) -> list[int]:
+        """The indices from `start` on of the events whose moment is one of `moments`, in
+        order (read from the packed moments: no event is built)."""
+        log = self._log
+        codes = [log._moment_code[m] for m in moments if m in log._moment_code]
+        packed = log._moments
+        out: list[int] = []
+        for code in codes:
+            i = packed.find(code, start, self._n)
+            while i >= 0:
+                out.append(i)
+                i = packed.find(code, i + 1, self._n)
+        out.sort()
+        return out

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from pooltui.lang.errors import SpecRuntimeError
 from pooltui.lang.ir import Grow, Span
 from pooltui.lang.words import number
-from pooltui.sim import admit, blocks, members, why
+from pooltui.sim import admit, blocks, members, watch, why
 from pooltui.sim.state import S_ACTIVE, S_GROW_WAIT, S_QUEUED, PoolState, Session, StageState
 from pooltui.sim.state import Hold as HoldState
 
@@ -144,6 +144,7 @@ def preempt(eng: Engine, h: HoldState, grower: Session, p: PoolState, need: int)
     h.enq_seq = s.next_enq
     s.next_enq += 1
     p.queue.insert(0, h)
+    watch.hold(eng, h)
     eng.emit(
         "enqueue",
         lambda: why.requeued(victim.name, p.label),

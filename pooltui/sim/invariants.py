@@ -1,40 +1,130 @@
-"""Invariants: language.md §8 and content-and-reload.md §4 (each pool's ledger against the
-holds' block tables, through `ledgercheck`) as a check over the state.
+"""Invariants: language.md §14 (the Pool reference's, and content-and-reload.md §4 for the
+blocks), checked after every event.
 
-`check` reads the state and returns the first broken invariant as a `Violation`, or None.
-It changes nothing the simulation reads (with a `watch`, it empties the ledgers' notes of
-what changed), so it can run after any event, at any moment of an action; halting on a
-violation is the engine's business (`Engine.check_now`).
+Two checks of the same invariants, with the same words:
+
+- `check(state)`, the full count: reads the whole state and returns the first broken
+  invariant as a `Violation`, or None. It is the reference (tests hold the other to it)
+  and names the violation when one is found.
+- `check_event(state, watch)`, the per-event check the engine runs: it reads what the
+  event touched (the holds the rules recorded in the `Watch`, the blocks, entries and
+  tables each ledger noted) and compares each pool's figures with those the watch keeps
+  by deltas, so an event costs what it changed plus O(1) per pool and stage member. It
+  runs one check per concern (`CONCERNS`: the holds, queues, stages and sessions here;
+  the ledgers' blocks in `ledgercheck`).
+
+Neither changes what the simulation reads (the per-event check empties the ledgers' notes
+of what changed), so they can run after any event, at any moment of an action; halting
+on a violation is the engine's business (`Engine.check_now`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pooltui.lang.words import number
-from pooltui.sim import blocks, ledgercheck
-from pooltui.sim.ledgercheck import Watch
+from pooltui.sim import ledgercheck
 from pooltui.sim.snapshot import Violation
-from pooltui.sim.state import State
+from pooltui.sim.state import Hold, PoolState, Session, StageState, State
+from pooltui.sim.watch import PREEMPTED, QUEUED, Watch, start
+
+Steady = dict[int, tuple[int, int]]
 
 
-def check(
-    s: State, steady: dict[int, tuple[int, int]] | None = None, watch: Watch | None = None
+# ---------------------------------------------------------------- the words (shared by both)
+def _capacity(p: PoolState) -> Violation | None:
+    if p.nblocks is not None and (p.allocated + p.cached) * p.block > p.cap:
+        return Violation(
+            "capacity",
+            f"{p.label}: allocated + cached = {(p.allocated + p.cached) * p.block} "
+            f"units > cap {number(p.cap)}",
+            p.label,
+        )
+    if p.nblocks is not None and p.nfree() + p.allocated + p.cached != p.nblocks:
+        return Violation(
+            "blocks",
+            f"{p.label}: {p.nfree()} free + {p.allocated} allocated + {p.cached} "
+            f"cached blocks ≠ {p.nblocks} blocks",
+            p.label,
+        )
+    return None
+
+
+def _queue(p: PoolState) -> Violation:
+    return Violation(
+        "queue", f"{p.label}: a preempted hold sits behind a policy-ordered one", p.label
+    )
+
+
+def hold_violation(
+    p: PoolState, sess: Session, h: Hold, size: int, computed: int, steady: bool = False
 ) -> Violation | None:
-    """The first broken invariant of language.md §8 and content-and-reload.md §4 in state
-    `s`, or None.
+    """A hold's own invariants; `steady`: its figures are the fast mode's lazy ones (its
+    table's size then lags behind, and is not compared)."""
+    bs = h.table.blocks
+    if len(bs) != -(-size // p.block):
+        return Violation(
+            "allocated",
+            f"{p.label}: {sess.name} holds {size} units in {len(bs)} blocks",
+            p.label,
+            tuple(bs),
+        )
+    if not steady and h.table.size != size:
+        return Violation(
+            "allocated",
+            f"{p.label}: {sess.name} holds {size} units but its table {h.table.size}",
+            p.label,
+            tuple(bs),
+        )
+    if computed > size and not h.queued:
+        return Violation(
+            "computed",
+            f"{p.label}: {sess.name} has computed {computed} > size {size}",
+            p.label,
+            tuple(bs),
+        )
+    if h.reserve is not None and size > h.reserve:
+        return Violation(
+            "reserve",
+            f"{p.label}: {sess.name} holds {size} units > reserve {number(h.reserve)}",
+            p.label,
+            tuple(bs),
+        )
+    return None
+
+
+def _stage(st: StageState) -> Violation | None:
+    if st.kind != "step":
+        return None
+    if len(st.residents) > st.seats:
+        return Violation(
+            "seats", f"{st.label}: {len(st.residents)} residents > seats {number(st.seats)}"
+        )
+    if st.budget_left < 0:
+        return Violation("budget", f"{st.label}: the iteration passed its budget")
+    return None
+
+
+def _sessions(s: State) -> Violation | None:
+    if s.counters["arrived"] != len(s.live) + s.counters["ended"]:
+        return Violation(
+            "sessions",
+            f"arrived {s.counters['arrived']} ≠ live {len(s.live)} + ended {s.counters['ended']}",
+        )
+    return None
+
+
+# ---------------------------------------------------------------- the full count
+def check(s: State, steady: Steady | None = None) -> Violation | None:
+    """The first broken invariant in state `s`, or None.
 
     `steady` gives, by hold key, the (computed, size) of holds whose figures the fast
-    mode keeps lazily (its steady residents): what the per-event mode would have. `watch`
-    (the engine's) checks the ledgers at the cost of what changed since its last call
-    (`ledgercheck`); without it, in full."""
+    mode keeps lazily (its steady residents): what the per-event mode would have."""
     for p in s.pools:
-        if p.nblocks is not None and (p.allocated + p.cached) * p.block > p.cap:
-            return Violation(
-                "capacity",
-                f"{p.label}: allocated + cached = {(p.allocated + p.cached) * p.block} "
-                f"units > cap {number(p.cap)}",
-                p.label,
-            )
-    v = ledgercheck.violation(s, watch)  # content-and-reload.md §4, every pool's ledger
+        v = _capacity(p)
+        if v is not None:
+            return v
+    v = ledgercheck.violation(s)  # every block of every pool (content-and-reload.md §4)
     if v is not None:
         return v
     for p in s.pools:
@@ -42,60 +132,143 @@ def check(
         for h in p.queue:
             if h.preempted:
                 if seen:
-                    return Violation(
-                        "queue",
-                        f"{p.label}: a preempted hold sits behind a policy-ordered one",
-                        p.label,
-                    )
+                    return _queue(p)
             else:
                 seen += 1
     for sess in s.live.values():
         for h in sess.holds:
-            p = s.pools[h.pool]
-            t = h.table
             size, computed = h.size, h.computed
-            if steady is not None and h.key in steady:
+            lazy = steady is not None and h.key in steady
+            if steady is not None and lazy:
                 computed, size = steady[h.key]
-            elif t.size != size:
-                return Violation(
-                    "allocated",
-                    f"{p.label}: {sess.name} holds {size} units but its table {t.size}",
-                    p.label,
-                    tuple(t.blocks),
-                )
-            if len(t.blocks) != blocks.nb(p, size):
-                return Violation(
-                    "allocated",
-                    f"{p.label}: {sess.name} holds {size} units in {len(t.blocks)} blocks",
-                    p.label,
-                    tuple(t.blocks),
-                )
-            if computed > size and not h.queued:
-                return Violation(
-                    "computed",
-                    f"{p.label}: {sess.name} has computed {computed} > size {size}",
-                    p.label,
-                    tuple(t.blocks),
-                )
-            if h.reserve is not None and size > h.reserve:
-                return Violation(
-                    "reserve",
-                    f"{p.label}: {sess.name} holds {size} units > reserve {number(h.reserve)}",
-                    p.label,
-                    tuple(t.blocks),
-                )
+            v = hold_violation(s.pools[h.pool], sess, h, size, computed, lazy)
+            if v is not None:
+                return v
     for st in s.stages:
-        if st.kind != "step":
-            continue
-        if len(st.residents) > st.seats:
-            return Violation(
-                "seats", f"{st.label}: {len(st.residents)} residents > seats {number(st.seats)}"
-            )
-        if st.budget_left < 0:
-            return Violation("budget", f"{st.label}: the iteration passed its budget")
-    if s.counters["arrived"] != len(s.live) + s.counters["ended"]:
-        return Violation(
-            "sessions",
-            f"arrived {s.counters['arrived']} ≠ live {len(s.live)} + ended {s.counters['ended']}",
-        )
+        v = _stage(st)
+        if v is not None:
+            return v
+    return _sessions(s)
+
+
+# ---------------------------------------------------------------- the per-event check
+def check_event(s: State, w: Watch, steady: Steady | None = None) -> Violation | None:
+    """What the full count would say after this event, at the cost of what the event
+    touched (see the module's docstring). Each concern's check consumes its part of the
+    watch. When one finds a violation, the full count names it (the first in its order,
+    as without the watch). When the full count finds none, the watch missed a change (a
+    rule that did not record it): it counts again, and the check goes on."""
+    for concern in CONCERNS:
+        if concern(s, w, steady) is not None:
+            v = named(s, w, steady)
+            if v is not None:
+                return v
     return None
+
+
+def named(s: State, w: Watch, steady: Steady | None = None) -> Violation | None:
+    """A per-event check found a violation: the full count's first one, or None (and the
+    watch counted again) when the full count finds none."""
+    full = check(s, steady)
+    if full is None:
+        resync(s, w)
+    return full
+
+
+def resync(s: State, w: Watch) -> None:
+    """Count the whole state again into `w` (its sums no longer matched the state's); the
+    ledgers' figures are counted again at the next check."""
+    fresh = start(s)
+    w.holds.clear()
+    w.seen, w.front = fresh.seen, fresh.front
+    w.ledgers = fresh.ledgers
+    w.resyncs += 1
+
+
+def accounting(s: State, w: Watch, steady: Steady | None) -> Violation | None:
+    """Capacity, holds, queues, stages and sessions (language.md §14): the touched holds,
+    then every pool's and stage member's figures in O(1)."""
+    pools = s.pools
+    if w.holds:
+        v = _touched_holds(s, w, steady)
+        if v is not None:
+            return v
+    for i in range(len(pools)):  # (an index loop: zip costs more here, every event)
+        p = pools[i]
+        n = p.nblocks
+        if n is not None:
+            L = p.ledger
+            used = L.allocated + L.cached
+            if used * p.block > p.cap or len(L.free) + L.fresh + used != n:
+                return _capacity(p)
+    for st in s.stages:
+        if st.kind == "step" and (len(st.residents) > st.seats or st.budget_left < 0):
+            return _stage(st)
+    counters = s.counters
+    if counters["arrived"] != len(s.live) + counters["ended"]:
+        return _sessions(s)
+    return None
+
+
+def _touched_holds(s: State, w: Watch, steady: Steady | None) -> Violation | None:
+    """Each touched hold: its own invariants (if still held), and its change of place
+    counted into the queue's sums. A hold that entered a queue (or changed its kind
+    there) must stand in the queue's part for its kind: preempted ones first."""
+    live, pools, seen = s.live, s.pools, w.seen
+    entered: list[Hold] = []
+    for h in w.holds.values():
+        sess = live.get(h.sid)
+        code = 0
+        if sess is not None and h in sess.holds:
+            size, computed = h.size, h.computed
+            lazy = False
+            if steady is not None:
+                figures = steady.get(h.key)
+                if figures is not None:
+                    computed, size = figures
+                    lazy = True
+            # `hold_violation`'s tests, inline: this runs for each hold an event touched.
+            t, queued, reserve = h.table, h.queued, h.reserve
+            if (
+                len(t.blocks) != -(-size // pools[h.pool].block)
+                or (t.size != size and not lazy)
+                or (computed > size and not queued)
+                or (reserve is not None and size > reserve)
+            ):
+                return hold_violation(pools[h.pool], sess, h, size, computed, lazy)
+            code = (PREEMPTED if h.preempted else QUEUED) if queued else 0
+        old = seen.get(h.key, 0)
+        if code == old:
+            continue
+        if code:
+            seen[h.key] = code
+        else:
+            del seen[h.key]
+        w.front[h.pool] += (code == PREEMPTED) - (old == PREEMPTED)
+        if code:
+            entered.append(h)
+    w.holds.clear()
+    for h in entered:
+        if not _in_its_part(pools[h.pool].queue, h, w.front[h.pool]):
+            return _queue(pools[h.pool])
+    return None
+
+
+def _in_its_part(q: list[Hold], h: Hold, front: int) -> bool:
+    """Whether h stands among the first `front` holds (a preempted one) or after them.
+    Looked for from the end it enters at (the head, the tail): O(1) when it is there.
+    With exactly `front` preempted holds in the queue and each that entered in its part,
+    the preempted ones are all in front (the rest kept their order)."""
+    if h.preempted:
+        return any(q[i] is h for i in range(min(front, len(q))))
+    return any(q[i] is h for i in range(len(q) - 1, front - 1, -1))
+
+
+def ledgers(s: State, w: Watch, steady: Steady | None) -> Violation | None:
+    """Each pool's blocks (content-and-reload.md §4): what each ledger noted as changed,
+    against the figures the watch keeps (`ledgercheck`)."""
+    return ledgercheck.violation(s, w.ledgers)
+
+
+# The per-event checks, one per concern, in order.
+CONCERNS: list[Callable[[State, Watch, Steady | None], Violation | None]] = [accounting, ledgers]

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from pooltui.lang.errors import SpecRuntimeError
 from pooltui.lang.exprs import normal
 from pooltui.lang.words import number
-from pooltui.sim import admit, interpreter, members, runs, why
+from pooltui.sim import admit, interpreter, members, runs, watch, why
 from pooltui.sim.codes import ADMITTED, BLOCKED, P_ITER_END
 from pooltui.sim.state import S_RESIDENT, Session, StageState
 
@@ -231,6 +231,7 @@ def apply_tokens(eng: Engine, st: StageState) -> tuple[int, list[Session]]:
         h = run.h
         tokens += run.tokens
         h.computed += run.tokens
+        watch.hold(eng, h)
         if run.kind == "prefill":
             h.context = max(h.context, h.computed)
             if h.computed >= run.target:

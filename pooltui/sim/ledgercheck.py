@@ -5,10 +5,11 @@ Owns `check` (the oracle: every block, entry, hash and table, O(ids ever used)),
 (one pool's figures as the last check left them: each block's count and whether it was
 registered, the totals they make, each entry's length), `check_touched` (the blocks,
 entries, hashes and tables the ledger noted as changed since, `Ledger.tb` / `te` / `th` /
-`tt`, checked and the shadow brought up to date; then forgotten) and `Watch` with
-`check_state`, which the invariant check calls once per event for all pools. The two must
-agree (tests/sim/test_ledger.py, tests/sim/test_ledger_check.py). It reads the ledgers
-and the holds' tables and writes only the shadows and the touched sets; it never emits.
+`tt`, checked and the shadow brought up to date; then forgotten) and `Shadows` with
+`check_state`, which the invariant check calls once per event for all pools (the engine's
+`Watch` carries the shadows). The two must agree (tests/sim/test_ledger.py,
+tests/sim/test_ledger_check.py, tests/sim/test_watch.py). It reads the ledgers and the
+holds' tables and writes only the shadows and the touched sets; it never emits.
 """
 
 from __future__ import annotations
@@ -26,27 +27,56 @@ def check(ledger: Ledger, holds: Iterable[Table]) -> str | None:
     L, n = ledger, len(ledger.ref)
     if not (len(L.bhash) == len(L.bcontent) == len(L.bidx) == len(L.bentry) == len(L.owner) == n):
         return "per-block arrays differ in length"
-    holders: list[list[int]] = [[] for _ in range(n)]
+    holders: dict[int, list[int]] = {}  # held blocks only: a pool's used ids may be many
     for t in holds:
         if len(t.blocks) != L.nb(t.size):
             return f"hold {t.hid}: {t.size} units in {len(t.blocks)} blocks, not {L.nb(t.size)}"
         if len(set(t.blocks)) != len(t.blocks):
             return f"hold {t.hid}: a block twice in its table"
+        if t.nreg > len(t.blocks):
+            return f"hold {t.hid}: {t.nreg} blocks registered of {len(t.blocks)}"
         for j, b in enumerate(t.blocks):
             if not 0 <= b < n:
                 return f"hold {t.hid}: block {b} was never allocated"
-            holders[b].append(t.hid)
+            holders.setdefault(b, []).append(t.hid)
             if j < t.nreg and L.bhash[b] != t.content.block_hash(j, L.block):
                 return f"hold {t.hid}: block {j} (#{b}) is not registered with its content"
+            if L.bidx[b] != j:  # a block sits at its own index in every table holding it
+                return f"hold {t.hid}: block {j} (#{b}) is block {L.bidx[b]} of its content"
+    # One pass over the ids: counts and holders (said first), what registered blocks hold
+    # (said after the entries and the hash table, as the order of the invariants goes).
+    ref, bhash, owner, sharers = L.ref, L.bhash, L.owner, L.sharers
+    allocated = cached = 0
+    content_broken: str | None = None
     for b in range(n):
-        if L.ref[b] != len(holders[b]):
-            return f"block {b}: count {L.ref[b]}, but {len(holders[b])} tables hold it"
-        if sorted(L.holders(b)) != sorted(holders[b]):
-            return f"block {b}: holders {L.holders(b)}, but {holders[b]} hold it"
-    allocated = sum(1 for b in range(n) if L.ref[b] >= 1)
+        r, h = ref[b], bhash[b]
+        if r:
+            hs = holders.get(b, [])
+            if r != len(hs):
+                return f"block {b}: count {r}, but {len(hs)} tables hold it"
+            if r > 1 or owner[b] != hs[0] or b in sharers:
+                recorded = [] if owner[b] == NONE else [owner[b]]
+                recorded += sharers.get(b, {})
+                if sorted(recorded) != sorted(hs):
+                    return f"block {b}: holders {recorded}, but {hs} hold it"
+            allocated += 1
+        else:
+            if b in holders:
+                return f"block {b}: count {r}, but {len(holders[b])} tables hold it"
+            if owner[b] != NONE or b in sharers:
+                recorded = [] if owner[b] == NONE else [owner[b]]
+                recorded += sharers.get(b, {})
+                return f"block {b}: holders {recorded}, but [] hold it"
+            if h != NONE:
+                cached += 1
+        if h != NONE and content_broken is None:
+            content = L.bcontent[b]
+            if content is None or content.block_hash(L.bidx[b], L.block) != h:
+                content_broken = f"block {b}: registered hash differs from its content's"
+            elif b not in L.table.get(h, ()):
+                content_broken = f"block {b}: registered but not in the hash table"
     if allocated != L.allocated:
         return f"allocated is {L.allocated} blocks but {allocated} have a count"
-    cached = sum(1 for b in range(n) if L.ref[b] == 0 and L.bhash[b] != NONE)
     if cached != L.cached:
         return f"cached is {L.cached} blocks but {cached} registered blocks have count 0"
     for order, e in L.entries.items():
@@ -59,16 +89,16 @@ def check(ledger: Ledger, holds: Iterable[Table]) -> str | None:
     if in_entries != cached:
         return f"entries hold {in_entries} blocks but {cached} are cached"
     for h, bs in L.table.items():
-        if not bs:
+        if len(bs) == 1:
+            if bhash[bs[0]] == h:
+                continue
+        elif not bs:
             return "an empty copy list in the hash table"
-        if any(L.bhash[b] != h for b in bs):
-            return f"hash table lists block {bs} under a hash one is not registered with"
-    for b in range(n):
-        h, content = L.bhash[b], L.bcontent[b]
-        if h != NONE and (content is None or content.block_hash(L.bidx[b], L.block) != h):
-            return f"block {b}: registered hash differs from its content's"
-        if h != NONE and b not in L.table.get(h, []):
-            return f"block {b}: registered but not in the hash table"
+        elif all(bhash[b] == h for b in bs) and len(set(bs)) == len(bs):
+            continue
+        return f"hash table lists block {bs} under a hash one is not registered with"
+    if content_broken is not None:
+        return content_broken
     dups = sum(len(bs) - 1 for bs in L.table.values())
     if dups != L.dups:
         return f"dups is {L.dups} but the hash table has {dups}"
@@ -96,11 +126,11 @@ class Shadow:
 
     def __init__(self, L: Ledger) -> None:
         self.ledger = L  # the ledger it follows (a shadow is never moved to another)
-        self.seen: list[int] = []
-        self.allocated = self.cached = self.registered = self.refs = 0
-        for b in range(len(L.ref)):
-            self.seen.append(0)
-            self.note(b, L.ref[b] * 2 + (L.bhash[b] != NONE))
+        self.seen = [r * 2 + (h != NONE) for r, h in zip(L.ref, L.bhash, strict=False)]
+        self.allocated = sum(1 for r in L.ref if r > 0)
+        self.cached = sum(1 for c in self.seen if c == 1)
+        self.registered = sum(c & 1 for c in self.seen)
+        self.refs = sum(L.ref)
         self.elen = {o: len(e.blocks) for o, e in L.entries.items()}
         self.esum = sum(self.elen.values())
 
@@ -229,9 +259,9 @@ def _totals(L: Ledger, sh: Shadow, tables: dict[int, Table], n: int) -> str | No
     return None
 
 
-class Watch:
-    """The shadows of one engine's pools (not simulation state: a new engine builds them
-    again, from one full check)."""
+class Shadows:
+    """The shadows of one engine's pools (not simulation state: an engine's `Watch` holds
+    them, and a new engine builds them again, from one full check)."""
 
     __slots__ = ("shadows",)
 
@@ -248,9 +278,9 @@ def tables_by_pool(s: State) -> list[dict[int, Table]]:
     return out
 
 
-def check_state(s: State, watch: Watch | None = None) -> tuple[int, str] | None:
-    """The first pool whose ledger breaks §4, with the message, or None. Without a
-    `watch`, the full check of every pool (writes nothing); with one, what changed since
+def check_state(s: State, watch: Shadows | None = None) -> tuple[int, str] | None:
+    """The first pool whose ledger breaks §4, with the message, or None. Without
+    `watch`, the full check of every pool (writes nothing); with it, what changed since
     its last call (the first call, and any after a broken one, checks all in full)."""
     tables = tables_by_pool(s)
     if watch is None:
@@ -296,7 +326,7 @@ def _kind(message: str) -> str:
     return "blocks"
 
 
-def violation(s: State, watch: Watch | None = None) -> Violation | None:
+def violation(s: State, watch: Shadows | None = None) -> Violation | None:
     """`check_state` as a `Violation` naming the pool and the §4 invariant broken."""
     broken = check_state(s, watch)
     if broken is None:

@@ -15,20 +15,20 @@ from __future__ import annotations
 import bisect
 import math
 import pickle
+import time
 import zlib
 from array import array
 from collections.abc import Callable, Sequence
 
 from pooltui.lang.errors import Diagnostic, SpecRuntimeError
 from pooltui.lang.ir import Expr, Program
-from pooltui.sim.engine import Engine, Schedule, Stats, StopReplay
-from pooltui.sim.eventlog import EventLog
+from pooltui.sim.engine import Engine, Env, Schedule, Stats, StopReplay
+from pooltui.sim.eventlog import EventLog, LogReader
 from pooltui.sim.events import Event
 from pooltui.sim.snapshot import Snapshot, Violation
 from pooltui.sim.state import State
 from pooltui.sim.summary import RunSummary, summarize
 from pooltui.sim.tables import Tables, build_tables
-from pooltui.sim.views import build_snapshot
 
 Number = int | float
 
@@ -36,6 +36,11 @@ Number = int | float
 # last stay) and the spacing of new ones doubles, so a replay stays short next to the run.
 MAX_CHECKPOINTS = 4096
 MAX_CHECKPOINT_BYTES = 64 << 20
+# A checkpoint that takes long to pack (a big state) is spaced out in time too: at least
+# this many times its own cost of simulating goes between two, so checkpoints take at most
+# about a tenth of a run, and a replay (no invariants, nothing recorded) stays short.
+CHECKPOINT_SHARE = 10
+COSTLY_CHECKPOINT = 0.001  # seconds: a cheaper one is taken every `checkpoint_every` events
 
 
 def _pack(state: State) -> bytes:
@@ -82,9 +87,13 @@ class Simulation:
         self._ckpt_at: list[int] = []  # event counts of checkpoints, sorted
         self._ckpt: list[bytes] = []  # packed states (`_pack`)
         self._ckpt_bytes = 0
+        self._ckpt_due = 0.0  # thread time before which no costly checkpoint is taken
+        self._probes: tuple[Expr, ...] = ()  # see `probe`
+        self._probed: dict[int, dict[int, Number | SpecRuntimeError]] = {}
         # the event count at the start of each action with events
         self._action_starts = array("q")
-        self._view: tuple[int, Engine] | None = None
+        # the state shown last, away from the frontier: (cursor, engine, between actions)
+        self._view: tuple[int, Engine, bool] | None = None
         self._cursor = -1
         state = Engine.initial_state(self.tables)
         try:
@@ -103,6 +112,7 @@ class Simulation:
             events=self._events,
             record=record,
         )
+        self._probe_env = Env(self.engine)
         if state.halted is None:
             self.engine.start()
         self.error = state.error
@@ -115,7 +125,11 @@ class Simulation:
         if self._ckpt_at and self._ckpt_at[-1] == n:
             return
         self._ckpt_at.append(n)
+        began = time.thread_time()
         packed = _pack(self.engine.s)
+        done = time.thread_time()
+        cost = done - began
+        self._ckpt_due = done + CHECKPOINT_SHARE * cost if cost >= COSTLY_CHECKPOINT else 0.0
         self._ckpt.append(packed)
         self._ckpt_bytes += len(packed)
         if len(self._ckpt) > MAX_CHECKPOINTS or self._ckpt_bytes > MAX_CHECKPOINT_BYTES:
@@ -133,6 +147,8 @@ class Simulation:
     def _advance_frontier(self) -> bool:
         """Run actions until at least one new event is recorded. False at the end/halt."""
         eng = self.engine
+        if self._probed:
+            self._probed.clear()  # only the newest action's events keep their values
         while True:
             n0 = eng.s.n_events
             if not self._history and not self.fast:
@@ -146,7 +162,12 @@ class Simulation:
             if n1 > n0:
                 if not self._action_starts or self._action_starts[-1] != n0:
                     self._action_starts.append(n0)
-                if self._history and n1 - self._ckpt_at[-1] >= self._every and eng.s.halted is None:
+                if (
+                    self._history
+                    and n1 - self._ckpt_at[-1] >= self._every
+                    and eng.s.halted is None
+                    and (not self._ckpt_due or time.thread_time() >= self._ckpt_due)
+                ):
                     self._checkpoint()
                 self.error = eng.s.error
                 return True
@@ -161,6 +182,31 @@ class Simulation:
             return None
         self._cursor += 1
         return self._events[self._cursor]
+
+    def skip(self, n: int, *, whole: bool = False, each: Callable[[], None] | None = None) -> int:
+        """Move forward up to `n` events without making `Event`s (the debugger's continue
+        when nothing needs to look at each event); with `whole`, on to the end of the
+        action the n-th event is in, where the state is at hand without a replay. `each`
+        is called after each new action, the cursor at its last event (cheap to look at
+        then). Returns how many events the cursor moved (0 at the end or a halt)."""
+        start = self._cursor
+        goal = start + max(0, n)
+        log = self._events
+        while self._cursor < goal:
+            if self._cursor + 1 >= len(log):
+                if not self._advance_frontier():
+                    break
+                if each is not None:
+                    self._cursor = len(log) - 1
+                    each()
+            self._cursor = min(goal, len(log) - 1)
+        if whole and self._cursor > start and self._cursor < len(log) - 1:
+            k = bisect.bisect_right(self._action_starts, self._cursor)
+            if k < len(self._action_starts):  # else the action runs to the frontier
+                self._cursor = self._action_starts[k] - 1
+            else:
+                self._cursor = len(log) - 1
+        return self._cursor - start
 
     def step_iteration(self, stage: str | None = None) -> list[Event]:
         out: list[Event] = []
@@ -286,12 +332,13 @@ class Simulation:
             return self._view[1]
         if not self._history and (not self._ckpt_at or self._cursor + 1 <= self._ckpt_at[0]):
             raise RuntimeError("this simulation keeps no history (history=False)")
-        eng = self._replay_to(self._cursor + 1)
-        self._view = (self._cursor, eng)
+        eng, whole = self._replay_to(self._cursor + 1)
+        self._view = (self._cursor, eng, whole)
         return eng
 
-    def _replay_to(self, count: int) -> Engine:
-        """An engine whose state is right after `count` events (count ≥ 0)."""
+    def _replay_to(self, count: int) -> tuple[Engine, bool]:
+        """An engine whose state is right after `count` events (count ≥ 0), and whether
+        it stands between two actions (then it can go on from there)."""
         # The action holding event count-1 starts at a; replay whole actions up to a, then
         # the action itself, stopping after event count-1 unless that is its last.
         k = bisect.bisect_right(self._action_starts, count - 1) - 1
@@ -300,15 +347,23 @@ class Simulation:
             self._action_starts[k + 1] if k + 1 < len(self._action_starts) else len(self._events)
         )
         c = bisect.bisect_right(self._ckpt_at, start) - 1
-        state = _unpack(self._ckpt[c])
-        eng = Engine(
-            self.tables,
-            self.schedule,
-            state,
-            invariants=False,
-            stats=Stats(len(self.tables.sessions)),
-            record=False,
-        )
+        view = self._view
+        if view is not None and view[2] and self._ckpt_at[c] <= view[0] + 1 <= start:
+            # Stepping forward through the log: go on from the state last shown (nearer
+            # than any checkpoint) rather than replay from a checkpoint again.
+            eng = view[1]
+            state = eng.s
+            self._view = None
+        else:
+            state = _unpack(self._ckpt[c])
+            eng = Engine(
+                self.tables,
+                self.schedule,
+                state,
+                invariants=False,
+                stats=Stats(len(self.tables.sessions)),
+                record=False,
+            )
         while state.n_events < start:
             if not eng.advance():
                 break
@@ -322,16 +377,19 @@ class Simulation:
                 self._ckpt_bytes += len(packed)
         if count > start and count < next_start:
             eng.stop_after = count
+        whole = True
         try:
             while state.n_events < count:
                 if not eng.advance():
                     break
         except StopReplay:
-            pass
+            whole = False
         eng.stop_after = None
-        return eng
+        return eng, whole
 
     def snapshot(self) -> Snapshot:
+        from pooltui.sim.views import build_snapshot  # not loaded by headless runs
+
         eng = self._engine_at_cursor()
         if self.fast:
             from pooltui.sim.fast import FastEngine
@@ -344,8 +402,80 @@ class Simulation:
                 eng.restore(saved)
         return build_snapshot(eng, self._events, self._cursor)
 
+    def probe(self, exprs: Sequence[Expr]) -> None:
+        """Evaluate `exprs` (breakpoint conditions) right after each new event, as the
+        simulation makes it, so `evaluate` reads them at any event of the newest action
+        without replaying it: a condition checked after every event of a run costs its
+        evaluation only. An empty sequence stops it."""
+        self._probes = tuple(exprs)
+        self._probed.clear()
+        self.engine.on_event = self._probe_event if self._probes else None
+
+    def _probe_event(self, ev: Event) -> None:
+        # Inside the engine's emit, right after the event's state change: the state a
+        # replay stopping after this event would show. An env of its own: the engine's
+        # may be bound to a session in the middle of its action.
+        env = self._probe_env.bind(None, None, self.engine.s.now)
+        values: dict[int, Number | SpecRuntimeError] = {}
+        for expr in self._probes:
+            try:
+                values[id(expr)] = self.tables.fn(expr)(env)
+            except SpecRuntimeError as exc:  # raised again when it is read
+                values[id(expr)] = exc
+        self._probed[ev.index] = values
+
+    def values_until(
+        self, exprs: Sequence[Expr], last: int
+    ) -> tuple[int, list[tuple[Number | SpecRuntimeError, ...]]]:
+        """The values of `exprs` right after each event from some `first` to `last`
+        (-1: at the start), from one replay of the events since the nearest checkpoint:
+        (first, [values after event first, …, after event last]). A runtime error of an
+        expression is its value. Reverse continue reads its conditions this way, a
+        replay per checkpoint rather than one per event."""
+        last = min(last, len(self._events) - 1)
+        c = max(0, bisect.bisect_right(self._ckpt_at, last) - 1)
+        state = _unpack(self._ckpt[c])
+        first = state.n_events - 1
+        eng = Engine(
+            self.tables,
+            self.schedule,
+            state,
+            invariants=False,
+            stats=Stats(len(self.tables.sessions)),
+        )
+        eng.keep = False  # recorded already: only `on_event` (right after each event)
+        env = Env(eng)
+        out: list[tuple[Number | SpecRuntimeError, ...]] = []
+
+        def grab(_event: Event | None = None) -> None:
+            bound = env.bind(None, None, state.now)
+            values: list[Number | SpecRuntimeError] = []
+            for expr in exprs:
+                try:
+                    values.append(self.tables.fn(expr)(bound))
+                except SpecRuntimeError as exc:
+                    values.append(exc)
+            out.append(tuple(values))
+            if _event is not None and state.n_events > last:
+                raise StopReplay()  # the rest of the action is not wanted
+
+        grab()
+        eng.on_event = grab
+        try:
+            while state.n_events <= last and eng.advance():
+                pass
+        except StopReplay:
+            pass
+        return first, out
+
     def evaluate(self, expr: Expr) -> Number:
         """Evaluate a condition/watch at the cursor (raises SpecRuntimeError)."""
+        probed = self._probed.get(self._cursor)
+        if probed is not None and id(expr) in probed:
+            seen = probed[id(expr)]
+            if isinstance(seen, SpecRuntimeError):
+                raise seen
+            return seen
         eng = self._engine_at_cursor()
         env = eng.env.bind(None, None, eng.s.now)
         value: Number = self.tables.fn(expr)(env)
@@ -356,6 +486,11 @@ class Simulation:
     def events(self) -> Sequence[Event]:
         """The log, as a read-only sequence of `Event`s (built on demand: keep none)."""
         return self._events
+
+    def events_reader(self) -> LogReader:
+        """The log for one other thread: `reader.upto(n)`, the first n events, never
+        changes; reading it does not disturb this (not thread-safe) simulation."""
+        return self._events.reader()
 
     def last_event(self) -> Event | None:
         """The frontier's last event, also when nothing records them (a headless run's

@@ -6,9 +6,10 @@ tests may use it.
 
 from __future__ import annotations
 
+from pooltui.sim import watch
 from pooltui.sim.ledger import NONE
 from pooltui.sim.simulation import Simulation
-from pooltui.sim.state import PoolState
+from pooltui.sim.state import Hold, PoolState
 
 
 def _pool(sim: Simulation, pool_label: str) -> PoolState:
@@ -33,8 +34,10 @@ def break_ledger(sim: Simulation, pool_label: str, what: str) -> None:
     """Break one invariant of content-and-reload.md §4 in a pool's ledger at the frontier:
 
     - "count": a held block's reference count is one more than the tables holding it;
-    - "allocated": the allocated figure is one more than the blocks with a count;
-    - "cached": the cached figure is one more than the registered blocks at count 0;
+    - "allocated": the allocated figure is one more than the blocks with a count (and a
+      free block is gone, so free + allocated + cached still make the pool);
+    - "cached": the cached figure is one more than the registered blocks at count 0 (a
+      free block gone too);
     - "table": a hold's table loses its last block (blocks(size) no longer matches);
     - "hit": a hold's first registered block is registered under another content;
     - "content": a registered block's recorded content is not what it was registered as.
@@ -48,10 +51,15 @@ def break_ledger(sim: Simulation, pool_label: str, what: str) -> None:
     if what == "count":
         L.ref[held[0]] += 1
         L.tb.add(held[0])
-    elif what == "allocated":
-        L.allocated += 1
-    elif what == "cached":
-        L.cached += 1
+    elif what in ("allocated", "cached"):
+        if what == "allocated":
+            L.allocated += 1
+        else:
+            L.cached += 1
+        if L.free:
+            L.free.pop()
+        else:
+            L.fresh -= 1
     elif what in ("table", "hit"):
         tables = [h.table for s in sim.state.live.values() for h in s.holds if h.table.blocks]
         tables = [t for t in tables if sim.state.pools[_hold_pool(sim, t.hid)] is p]
@@ -94,3 +102,15 @@ def _hold_pool(sim: Simulation, hid: int) -> int:
             if h.key == hid:
                 return h.pool
     raise KeyError(hid)
+
+
+def changed_hold(sim: Simulation, h: Hold) -> None:
+    """Record that hold `h` was changed behind the rules' back, as a rule records its own
+    changes (`watch.hold`): the per-event check then looks at it."""
+    watch.hold(sim.engine, h)
+
+
+def changed_entry(sim: Simulation, p: PoolState, order: int) -> None:
+    """Record that the cache entry `order` of pool `p` was changed behind the rules' back,
+    as the ledger notes its own changes: the per-event check then looks at it."""
+    p.ledger.te.add(order)

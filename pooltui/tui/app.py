@@ -59,6 +59,7 @@ from pooltui.tui.messages import (
     WatchesChanged,
     guarded,
 )
+from pooltui.tui.pacing import Pacing
 from pooltui.tui.screens import (
     BreakpointsScreen,
     CompileErrorScreen,
@@ -107,6 +108,7 @@ class PoolApp(App[int]):
         self._compile_condition = compile_condition
         self._frames_posted = 0
         self._frames_shown = 0
+        self.pacing = Pacing()  # the GIL, the garbage collector, the screen's cost per frame
         self.controller: Controller | None = self._new_controller(sim) if sim is not None else None
         self._commands: queue.Queue[Command | None] = queue.Queue()
         self._seq = 0
@@ -141,6 +143,7 @@ class PoolApp(App[int]):
 
     # ----------------------------------------------------------------- lifecycle
     def on_mount(self) -> None:
+        self.pacing.start()
         try:
             self.theme_changed_signal.subscribe(self, self._on_theme_changed)
             self._resolve_palette()
@@ -272,6 +275,7 @@ class PoolApp(App[int]):
 
     def on_unmount(self) -> None:
         self._commands.put(None)
+        self.pacing.stop()
 
     @work(thread=True, group="sim", exit_on_error=False)
     def _sim_worker(self) -> None:
@@ -302,6 +306,7 @@ class PoolApp(App[int]):
     def _new_controller(self, sim: SimLike) -> Controller:
         controller = Controller(sim)
         controller.ui_ready = self._ui_ready
+        controller.ui_cost = self.pacing.cost
         controller.sample_expr = self._timeline_expression(sim)
         return controller
 
@@ -445,6 +450,7 @@ class PoolApp(App[int]):
     # ----------------------------------------------------------------- frames
     @guarded
     def on_sim_frame(self, message: SimFrame) -> None:
+        self.pacing.frame_arrived(message.frame.final)
         try:
             if message.frame.seq > self._stale_seq:  # not of a simulation reloaded since
                 self.apply_frame(message.frame)
@@ -496,8 +502,8 @@ class PoolApp(App[int]):
         snap = frame.snapshot
         self._set_palette(screen)  # a reactive: nothing happens unless the theme changed
         log = screen.query_one(EventLog)
-        log.add_events(frame.events_from, frame.new_events)
-        screen.query_one(Timeline).add(snap, frame.new_events, frame.samples)
+        log.add_events(frame.events_from, frame.events)
+        screen.query_one(Timeline).add(snap, frame.events, frame.samples, frame.events_from)
         log.cursor = snap.event_index
         screen.query_one(PoolsPanel).snapshot = snap
         screen.query_one(QueuePanel).snapshot = snap

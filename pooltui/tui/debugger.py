@@ -390,7 +390,7 @@ class DebuggerScreen(Screen[None]):
         text = why_text(event)
         for bar in self.query("#why"):
             if isinstance(bar, Static):
-                set_text(bar, text, wrap=True)
+                set_text(bar, text, wrap=True, grow_only=self.running)
 
     def watch_running(self) -> None:
         self._bindings_changed()

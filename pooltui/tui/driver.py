@@ -5,8 +5,12 @@ No Textual here. The app puts `Command`s on a queue; its single worker thread ca
 events the UI has not seen yet. The UI never touches the simulation itself.
 
 Long commands (continue, reverse continue, run, goto) watch `interrupt_gen`: any later
-command (or pause) bumps it and the run stops between two steps. Frames of a long run are
-posted at most every `FRAME_INTERVAL` seconds.
+command (or pause) bumps it and the run stops between two steps (a continue with no
+breakpoint goes in batches of events sized to take about a millisecond, `BATCH_SECONDS`).
+Frames of a long run are posted at most every `FRAME_INTERVAL` seconds, only when the
+screen has shown the last one, and only between two actions, where the state is the
+simulation's own (a state inside an action is a replay from a checkpoint). A frame carries
+the log as an immutable view (`events`, read on the UI's thread), not copies of events.
 """
 
 from __future__ import annotations
@@ -22,12 +26,13 @@ from pooltui.lang.errors import render as render_diagnostic
 from pooltui.lang.words import number, seconds
 from pooltui.sim.events import Event
 from pooltui.sim.snapshot import Snapshot, Violation
-from pooltui.tui.breakpoints import BreakpointSet, Hit
+from pooltui.tui.breakpoints import BreakpointSet, Hit, truthy
 
 SAMPLES = 1024  # the timeline's samples: about this many over the run so far
 FRAME_INTERVAL = 0.05  # at most ~20 frames a second while running
-BREATHE_EVERY = 0.002  # a long run hands the GIL to the UI thread this often
-BREATHE_FOR = 0.0
+FRAME_SHARE = 4  # frames (built and drawn) take at most 1/(1+FRAME_SHARE) of a run
+BATCH_SECONDS = 0.001  # a continue checks for a pause about this often
+MAX_BATCH = 1 << 16
 Number = int | float
 
 
@@ -37,6 +42,10 @@ class SimLike(Protocol):
     program: Any
 
     def step(self) -> Event | None: ...
+    def skip(
+        self, n: int, *, whole: bool = False, each: Callable[[], None] | None = None
+    ) -> int: ...
+    def events_reader(self) -> Any: ...
     def step_iteration(self, stage: str | None = None) -> list[Event]: ...
     def back(self) -> Event | None: ...
     def goto(self, index: int) -> None: ...
@@ -95,8 +104,8 @@ class Frame:
     seq: int
     final: bool  # the command is done (a run posts non-final frames while it goes)
     snapshot: Snapshot
-    events_from: int  # index of new_events[0]
-    new_events: tuple[Event, ...]
+    events_from: int  # the first event the UI has not been sent before
+    events: Sequence[Event]  # the whole log so far, an immutable view (no copies)
     watches: tuple[WatchValue, ...]
     running: bool
     stop: str | None = None  # what stopped it, in words
@@ -106,6 +115,11 @@ class Frame:
     breakpoints: BreakpointSet | None = None  # the run's copy, with hit counts
     error_text: str | None = None  # a runtime error of the spec, located, as `check` renders
     samples: tuple[tuple[float, float], ...] = ()  # (time, sample_expr's value) since the last
+
+    @property
+    def new_events(self) -> tuple[Event, ...]:
+        """The events the UI has not been sent before (built now: for tests and tools)."""
+        return tuple(self.events[self.events_from :])
 
 
 @dataclass
@@ -119,19 +133,31 @@ class Controller:
     _watches: tuple[tuple[str, Any], ...] = ()
     _watch_prev: dict[str, Number | None] = field(default_factory=dict)
     ui_ready: Callable[[], bool] = lambda: True  # the UI has shown every frame posted
-    _breath: float = 0.0
-    _frame_cost: float = 0.0  # seconds the last progress frame took to build
+    ui_cost: Callable[[], float] = lambda: 0.0  # the UI's CPU seconds per frame shown
+    _frame_cost: float = 0.0  # CPU seconds the last progress frame took to build
+    _frame_cpu: float = 0.0  # this thread's CPU time when it last posted one
     sample_expr: Any = None  # the timeline's figure (a pool's allocated units), or None
     _samples: list[tuple[float, float]] = field(default_factory=list)
     _next_sample: float = 0.0
+    _reader: Any = None  # the log's reader for the UI thread (`events_reader`)
+    _last_check: float = 0.0  # when a long command last looked for a pause
+    _last_check_cpu: float = 0.0  # the same in this thread's CPU time
+    longest_gap: float = 0.0  # the longest time between two such looks (benchmarks)
+    longest_gap_cpu: float = 0.0  # the same in CPU time (a busy machine adds to the first)
+
+    def _at_frontier(self) -> bool:
+        """Between two actions at the newest event: the state is the simulation's own, so
+        a snapshot or an evaluation costs no replay."""
+        return self.sim.cursor + 1 >= len(self.sim.events)
 
     def _sample(self) -> None:
         """After a step: the timeline's figure, when the time has moved on enough (about
-        SAMPLES samples over the run so far, however many events it has)."""
+        SAMPLES samples over the run so far, however many events it has); only between
+        two actions, where reading it costs no replay."""
         if self.sample_expr is None:
             return
         t = self.sim.time
-        if t < self._next_sample:
+        if t < self._next_sample or not self._at_frontier():
             return
         try:
             value = float(self.sim.evaluate(self.sample_expr))
@@ -142,15 +168,14 @@ class Controller:
         self._next_sample = t + max(1e-9, t / SAMPLES)
 
     # ----------------------------------------------------------------- helpers
-    def _new_events(self) -> tuple[int, tuple[Event, ...]]:
-        events = self.sim.events
-        total = len(events)
-        start = self._known
-        if total <= start:
-            return start, ()
-        new = tuple(events[start:total])
-        self._known = total
-        return start, new
+    def _log(self) -> tuple[int, Sequence[Event]]:
+        """(the first event not sent before, the log so far as an immutable view)."""
+        if self._reader is None:
+            self._reader = self.sim.events_reader()
+        view: Sequence[Event] = self._reader.upto(len(self.sim.events))
+        start = min(self._known, len(view))
+        self._known = len(view)
+        return start, view
 
     def _eval_watches(self, final: bool) -> tuple[WatchValue, ...]:
         out = []
@@ -202,16 +227,17 @@ class Controller:
             h_stop, h_kind, error_text = self._halt_reason()
             if h_stop is not None and stop_kind in (None, "goal", "end"):
                 stop, stop_kind = h_stop, h_kind
-        start, new = self._new_events()
         self._sample()
         samples = tuple(self._samples)
         self._samples.clear()
+        snapshot = self.sim.snapshot()
+        start, log = self._log()
         return Frame(
             seq=cmd.seq,
             final=final,
-            snapshot=self.sim.snapshot(),
+            snapshot=snapshot,
             events_from=start,
-            new_events=new,
+            events=log,
             watches=self._eval_watches(final),
             running=running,
             stop=stop,
@@ -222,14 +248,18 @@ class Controller:
         )
 
     def _interrupted(self, cmd: Command) -> bool:
-        # Called between two steps of every long loop: also the place to let the UI
-        # thread run. A pure-Python run would otherwise hold the GIL for whole switch
-        # intervals and every key would wait behind it.
-        now = _time.perf_counter()
-        if now - self._breath >= BREATHE_EVERY:
-            _time.sleep(BREATHE_FOR)
-            self._breath = _time.perf_counter()
+        """Called between two steps (or batches) of every long loop. The UI thread gets
+        the GIL by Python's own switching (the app shortens its interval while it runs)."""
+        now, cpu = _time.perf_counter(), _time.thread_time()
+        if self._last_check:
+            self.longest_gap = max(self.longest_gap, now - self._last_check)
+            self.longest_gap_cpu = max(self.longest_gap_cpu, cpu - self._last_check_cpu)
+        self._last_check, self._last_check_cpu = now, cpu
         return self.interrupt_gen != cmd.gen
+
+    def _begin(self) -> None:
+        """A long command starts: the time between pause checks is counted from here."""
+        self._last_check, self._last_check_cpu = _time.perf_counter(), _time.thread_time()
 
     def _stopped_by_sim(self) -> bool:
         return bool(self.sim.halted) or self.sim.finished
@@ -237,7 +267,12 @@ class Controller:
     # ----------------------------------------------------------------- commands
     def execute(self, cmd: Command, post: Callable[[Frame], None]) -> None:
         handler = getattr(self, f"_do_{cmd.kind}")
-        handler(cmd, post)
+        if cmd.kind in LONG:
+            self._begin()
+        try:
+            handler(cmd, post)
+        finally:
+            self._last_check = 0.0
 
     def _do_refresh(self, cmd: Command, post: Callable[[Frame], None]) -> None:
         post(self.frame(cmd, stop=None))
@@ -272,17 +307,28 @@ class Controller:
     def _goal(self, cmd: Command, post: Callable[[Frame], None], what: str) -> None:
         post(self.frame(cmd, stop=what, stop_kind="goal"))
 
-    def _maybe_progress(self, cmd: Command, post: Callable[[Frame], None], last: float) -> float:
+    def _maybe_progress(
+        self, cmd: Command, post: Callable[[Frame], None], last: float, *, anywhere: bool = False
+    ) -> float:
         now = _time.monotonic()
         # Backpressure: no new frame until the UI has shown the last one, so a slow
-        # screen never queues up frames (and keys) behind a fast run. A frame that is
-        # costly to build (a big pool's snapshot) spaces the next ones out, so frames
-        # take at most a fifth of a run's time.
-        if now - last >= max(FRAME_INTERVAL, 4 * self._frame_cost) and self.ui_ready():
+        # screen never queues up frames (and keys) behind a fast run. A frame costly to
+        # build (a big pool's snapshot) or to draw (the screen's CPU time per frame, which
+        # the app measures) spaces the next ones out, so frames take at most about a
+        # fifth of the time: the GIL serializes the screen's work with the simulation's.
+        # That spacing is in this thread's CPU time (a busy machine stretches wall time).
+        if (
+            now - last >= FRAME_INTERVAL
+            and _time.thread_time() - self._frame_cpu
+            >= FRAME_SHARE * (self._frame_cost + self.ui_cost())
+            and (anywhere or self._at_frontier())
+            and self.ui_ready()
+        ):
+            began = _time.thread_time()
             post(self.frame(cmd, final=False, running=True))
-            done = _time.monotonic()
-            self._frame_cost = done - now
-            return done
+            self._frame_cpu = _time.thread_time()
+            self._frame_cost = self._frame_cpu - began
+            return _time.monotonic()
         return last
 
     def _do_goto(self, cmd: Command, post: Callable[[Frame], None]) -> None:
@@ -297,13 +343,13 @@ class Controller:
         if sim.cursor < recorded - 1:
             sim.goto(recorded - 1)
         last = _time.monotonic()
+        batch = _Batch()
         while sim.cursor < target:
             if self._interrupted(cmd):
                 post(self.frame(cmd, stop="paused", stop_kind="pause"))
                 return
-            if sim.step() is None:
+            if not batch.skip(sim, target - sim.cursor, whole=False, each=self._sample):
                 break
-            self._sample()
             last = self._maybe_progress(cmd, post, last)
         if sim.cursor == target:
             self._goal(cmd, post, f"went to event #{target}")
@@ -323,22 +369,21 @@ class Controller:
         if sim.cursor < len(events) - 1:
             sim.goto(len(events) - 1)
         last = _time.monotonic()
+        batch = _Batch()
         while True:
             if self._interrupted(cmd):
                 post(self.frame(cmd, stop="paused", stop_kind="pause"))
                 return
-            event = sim.step()
-            if event is None:
+            if not batch.skip(sim, batch.size, whole=True, each=self._sample):
                 post(
                     self.frame(
                         cmd, stop=f"the simulation ends before {seconds(t)}", stop_kind="end"
                     )
                 )
                 return
-            if event.time > t:
-                sim.back()
+            if sim.time > t:  # past it: back to the last event at or before t
+                sim.goto(bisect.bisect_right(sim.events, t, key=_event_time) - 1)
                 break
-            self._sample()
             last = self._maybe_progress(cmd, post, last)
         self._goal(cmd, post, f"went to time {seconds(t)}")
 
@@ -359,6 +404,25 @@ class Controller:
         if problem is not None:
             post(self.frame(cmd, stop=problem, stop_kind="breakpoint", bps=bps))
             return
+        if rate is None and not bps.active():
+            self._forward_free(cmd, post, bps)
+            return
+        # Conditions are evaluated by the simulation as each event happens (`probe`), not
+        # by replaying the state inside an action after each step.
+        probe = getattr(sim, "probe", None)
+        conditions = [b.expr for b in bps.active() if b.kind == "condition"]
+        if probe is not None and conditions:
+            probe(conditions)
+        try:
+            self._forward_steps(cmd, post, bps, rate)
+        finally:
+            if probe is not None and conditions:
+                probe(())
+
+    def _forward_steps(
+        self, cmd: Command, post: Callable[[Frame], None], bps: BreakpointSet, rate: float | None
+    ) -> None:
+        sim = self.sim
         last_post = _time.monotonic()
         started = last_post
         steps = 0
@@ -397,6 +461,28 @@ class Controller:
                     break
                 _time.sleep(min(left, 0.02))
 
+    def _forward_free(
+        self, cmd: Command, post: Callable[[Frame], None], bps: BreakpointSet
+    ) -> None:
+        """Continue with no breakpoint: nothing looks at each event, so the simulation goes
+        in batches of whole actions, and no `Event` is made."""
+        sim = self.sim
+        last_post = _time.monotonic()
+        batch = _Batch()
+        while True:
+            if self._interrupted(cmd):
+                post(self.frame(cmd, stop="paused", stop_kind="pause", bps=bps))
+                return
+            if not batch.skip(sim, batch.size, whole=True, each=self._sample):
+                post(self.frame(cmd, stop="end of the simulation", stop_kind="end", bps=bps))
+                return
+            if sim.halted:
+                post(self.frame(cmd, bps=bps))
+                return
+            # Always at the end of an action: inside the recorded log (after going back),
+            # the state there is the last one shown carried forward, not a long replay.
+            last_post = self._maybe_progress(cmd, post, last_post, anywhere=True)
+
     def _do_find(self, cmd: Command, post: Callable[[Frame], None]) -> None:
         """The next (index 1) or previous (index -1) event matching `cmd.breakpoints` (a
         private set: the user's breakpoints neither stop it nor count its hits)."""
@@ -427,28 +513,87 @@ class Controller:
         sim = self.sim
         bps = cmd.breakpoints or BreakpointSet()
         events = sim.events
-        conditions = bps.has_conditions()
+        conds = self._conditions_back(bps)
         if sim.cursor >= 0:
             sim.back()  # leave the current state: a hit here is where we already are
-        after = bps.conditions(sim.evaluate) if conditions else {}
+        index = sim.cursor
+        after = conds(index)
         last_post = _time.monotonic()
-        while sim.cursor >= 0:
+        while index >= 0:
             if self._interrupted(cmd):
                 post(self.frame(cmd, stop="paused", stop_kind="pause", bps=bps))
                 return
-            index = sim.cursor
             event = events[index]
             sim.back()
-            before = bps.conditions(sim.evaluate) if conditions else {}
-            prev_time = events[index - 1].time if index > 0 else 0.0
+            before = conds(index - 1)
+            prev_time = _time_of(events, index - 1) if index > 0 else 0.0
             hit = bps.check_reverse(event, prev_time, before, after)
             if hit is not None:
                 sim.goto(index)  # stop right after the event, as a forward run would
                 post(self.frame(cmd, stop=hit.describe(), stop_kind="breakpoint", bps=bps))
                 return
             after = before
-            last_post = self._maybe_progress(cmd, post, last_post)
+            index -= 1
+            # Off the frontier a frame's state is a replay: spaced out by its cost.
+            last_post = self._maybe_progress(cmd, post, last_post, anywhere=True)
         post(self.frame(cmd, stop="at the start", stop_kind="start", bps=bps))
+
+    def _conditions_back(self, bps: BreakpointSet) -> Callable[[int], dict[int, bool]]:
+        """For reverse continue: the conditions' truth right after event i (-1: the start),
+        i going down. From the simulation's replays a checkpoint's worth at a time when
+        it offers them (`values_until`), else evaluated at the cursor (then at i)."""
+        active = [b for b in bps.active() if b.kind == "condition"]
+        if not active:
+            return lambda i: {}
+        values_until = getattr(self.sim, "values_until", None)
+        if values_until is None:
+            return lambda i: bps.conditions(self.sim.evaluate)
+        exprs = [b.expr for b in active]
+        cache: list[Any] = [0, []]  # first index, values from it on
+
+        def at(i: int) -> dict[int, bool]:
+            first, values = cache
+            if not first <= i < first + len(values):
+                first, values = cache[:] = values_until(exprs, i)
+            row = values[i - first]
+            return {
+                b.id: not isinstance(v, Exception) and truthy(v)
+                for b, v in zip(active, row, strict=True)
+            }
+
+        return at
+
+
+class _Batch:
+    """How many events a batch of a long run takes: about BATCH_SECONDS of simulation,
+    so the pause is looked for that often whatever one event costs."""
+
+    __slots__ = ("size",)
+
+    def __init__(self) -> None:
+        self.size = 1
+
+    def skip(
+        self, sim: SimLike, most: int, *, whole: bool, each: Callable[[], None] | None = None
+    ) -> bool:
+        """`sim.skip` at most `most` events (and `size` past the recorded log: the events
+        recorded already cost nothing to go past); False when nothing moved."""
+        ahead = max(0, len(sim.events) - 1 - sim.cursor)
+        t = _time.monotonic()
+        moved = sim.skip(min(most, ahead + self.size), whole=whole, each=each)
+        took = _time.monotonic() - t
+        if moved > ahead:  # it simulated: the time says how big the next batch may be
+            if took < BATCH_SECONDS / 2:
+                self.size = min(MAX_BATCH, self.size * 2)
+            elif took > BATCH_SECONDS * 2:
+                self.size = max(1, self.size // 2)
+        return moved > 0
+
+
+def _time_of(events: Sequence[Event], index: int) -> float:
+    """Event `index`'s time, without building the event when the log can say it."""
+    time_at = getattr(events, "time_at", None)
+    return float(time_at(index)) if time_at is not None else events[index].time
 
 
 def _event_time(event: Event) -> float:

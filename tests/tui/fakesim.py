@@ -18,6 +18,7 @@ from typing import Any
 
 from pooltui.lang.errors import Diagnostic, SpecError
 from pooltui.lang.ir import CPool, CSession, CStage, Num, Program, Span
+from pooltui.sim.eventlog import EventLog
 from pooltui.sim.events import Event
 from pooltui.sim.snapshot import (
     BlockMap,
@@ -458,6 +459,7 @@ class FakeSim:
         self._error_at = error_at
         self.error: Diagnostic | None = None
         self.steps_taken = 0  # for tests: how much work a command did
+        self._log: EventLog | None = None
 
     # -- test hooks
     def break_pool(self, label: str) -> None:
@@ -473,6 +475,20 @@ class FakeSim:
         if self._broken is not None and self._violation_at is None:
             self._violation_at = self._cursor
         return self._script[self._cursor][0]
+
+    def skip(self, n: int, *, whole: bool = False, each: Any = None) -> int:
+        """`Simulation.skip`: here every event is its own action, so `whole` changes nothing."""
+        start = self._cursor
+        while self._cursor - start < n and self.step() is not None:
+            if each is not None:
+                each()
+        return self._cursor - start
+
+    def events_reader(self) -> Any:
+        """`Simulation.events_reader`: views of a log holding the script's events."""
+        if self._log is None:
+            self._log = EventLog([e for e, _ in self._script])
+        return self._log.reader()
 
     def step_iteration(self, stage: str | None = None) -> list[Event]:
         out = []

@@ -7,6 +7,7 @@ dimmed. Clicking an event, or choosing it with the keys and enter, goes there in
 from __future__ import annotations
 
 import bisect
+from collections.abc import Iterable, Sequence
 from typing import ClassVar
 
 from rich.segment import Segment
@@ -95,7 +96,9 @@ class EventLog(TextLines, can_focus=True):
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
-        self.events: list[Event] = []
+        # The log as the last frame carried it: a view of the simulator's own (events are
+        # built when a row is drawn), not copies.
+        self.events: Sequence[Event] = ()
         self.future_style = Style(dim=True)
         self._cache: LRUCache[tuple[int, int, int, int], Strip] = LRUCache(512)
         self._generation = 0
@@ -121,7 +124,7 @@ class EventLog(TextLines, can_focus=True):
         if flt is not None and not flt[0] and not flt[1]:
             flt = None
         self.filter = flt
-        self._rows = None if flt is None else [e.index for e in self.events if self.matches(e)]
+        self._rows = None if flt is None else self._matching(0)
         self._generation += 1
         self._cache.clear()
         self._update_size()
@@ -143,26 +146,46 @@ class EventLog(TextLines, can_focus=True):
             return index
         return bisect.bisect_left(self._rows, index)
 
-    def add_events(self, start: int, new: tuple[Event, ...]) -> None:
-        if not new:
+    def _matching(self, start: int) -> list[int]:
+        """The indices from `start` on that the filter shows."""
+        assert self.filter is not None
+        moments, sessions = self.filter
+        events = self.events
+        find = getattr(events, "find_moments", None)
+        if moments and find is not None:  # the packed moments first: few events built
+            candidates: Iterable[int] = find(start, moments)
+        else:
+            candidates = range(start, len(events))
+        if not sessions:
+            return list(candidates)
+        return [i for i in candidates if self.matches(events[i])]
+
+    def add_events(self, start: int, events: Sequence[Event]) -> None:
+        """The log is now `events` (the whole of it); those from `start` on are new here
+        (an earlier `start` than the log's length: the log was replaced from there)."""
+        old = len(self.events)
+        self.events = events
+        start = min(start, old)
+        if start >= len(events) and old == len(events):
             return
-        if start < len(self.events):
-            del self.events[start:]
-            if self._rows is not None:
-                del self._rows[bisect.bisect_left(self._rows, start) :]
-        self.events.extend(new)
         if self._rows is not None:
-            self._rows.extend(e.index for e in new if self.matches(e))
+            del self._rows[bisect.bisect_left(self._rows, start) :]
+            self._rows.extend(self._matching(start))
         # Long whys scroll sideways rather than being lost.
-        self._widest = max(self._widest, max(PREFIX + len(e.why) for e in new))
+        widest = getattr(events, "widest", None)
+        if widest is None:
+            widest = max((len(events[i].why) for i in range(start, len(events))), default=0)
+        self._widest = max(self._widest if start else 0, PREFIX + widest)
         self._update_size()
         self._cache.clear()
         self.refresh()
 
     def watch_cursor(self, index: int) -> None:
         self._generation += 1
-        # After the layout has taken the new virtual size, or scroll_to clamps short.
-        self.call_after_refresh(self._follow, index, 20)
+        # At once (the virtual size is set without a layout, so the scroll is not clamped
+        # short), so a frame is drawn once, already scrolled; `_follow` tries again after
+        # the next refresh when the layout has not caught up (a resize, the first frame).
+        self._follow(index, 20)
         self.refresh()
 
     def _follow(self, index: int, tries: int) -> None:
@@ -262,7 +285,7 @@ class EventLog(TextLines, can_focus=True):
 
     def _update_size(self) -> None:
         width = max(self.scrollable_content_region.width, self._widest)
-        self.virtual_size = Size(width, self.row_count)
+        self.set_virtual_size(Size(width, self.row_count))
 
     def on_resize(self, event: events.Resize) -> None:
         self._update_size()

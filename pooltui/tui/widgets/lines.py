@@ -4,6 +4,7 @@ repaint can never show a traceback to the user."""
 from __future__ import annotations
 
 from rich.style import Style
+from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
@@ -15,6 +16,16 @@ class TextLines(ScrollView):
 
     def _line(self, y: int) -> Strip:  # pragma: no cover - every subclass has its own
         raise NotImplementedError
+
+    def set_virtual_size(self, size: Size) -> None:
+        """The scrollable size, set without laying the screen out again: the widget's own
+        size is the layout's, not its content's, so only its scrollbars follow (a log that
+        grows every frame of a run would otherwise re-lay the whole screen out each time)."""
+        if size == self.virtual_size:
+            return
+        self.set_reactive(ScrollView.virtual_size, size)
+        self._scroll_update(size)
+        self.refresh()
 
     def render_line(self, y: int) -> Strip:
         try:

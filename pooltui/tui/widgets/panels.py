@@ -11,9 +11,11 @@ from collections.abc import Iterable
 
 from rich.style import Style
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.reactive import reactive
+from textual.widget import Widget
 from textual.widgets import Static
 
 from pooltui.lang.words import number
@@ -37,18 +39,34 @@ def _attr_text(value: object) -> str:
     return number(value if isinstance(value, int | float) else None, 4)
 
 
-def set_text(widget: Static, text: Text, *, wrap: bool = False) -> None:
+def running(widget: Widget) -> bool:
+    """Whether a run goes on (the debugger screen's `running`, which the app sets)."""
+    return bool(getattr(widget.screen, "running", False)) if widget.is_attached else False
+
+
+def set_text(widget: Static, text: Text, *, wrap: bool = False, grow_only: bool = False) -> None:
     """Update a Static only when its text changed, and re-lay the screen out only when its
-    line count did: a run repaints these many times a second, and a layout per frame
-    would make every key wait."""
+    height did: a run repaints these many times a second, and a layout of the whole screen
+    per frame would take most of the screen's time and make every key wait. `grow_only`
+    (while a run goes): a text of fewer lines keeps the height it had (blank lines at the
+    end), so the height changes only when it grows; the frame that ends the run fits it."""
     if not wrap:
         text.no_wrap = True
         text.overflow = "ellipsis"
     previous = getattr(widget, "_pooltui_text", None)
     if previous is not None and previous == text:
         return
-    lines = text.plain.count("\n")
-    layout = wrap or getattr(widget, "_pooltui_lines", None) != lines
+    lines = text.plain.count("\n") + 1
+    width = widget.content_region.width
+    if wrap and width > 0:  # the lines it wraps to at its width: its height
+        lines = len(text.wrap(widget.app.console, width))
+    elif wrap:
+        lines = -1  # not laid out yet
+    before = getattr(widget, "_pooltui_lines", None)
+    if grow_only and before is not None and 0 <= lines < before:
+        text = text + Text("\n" * (before - lines))
+        lines = before
+    layout = lines < 0 or before != lines
     widget._pooltui_text = text  # type: ignore[attr-defined]
     widget._pooltui_lines = lines  # type: ignore[attr-defined]
     widget.update(text, layout=layout)
@@ -298,7 +316,7 @@ class PoolCard(SafeRender, Vertical):
         self.pool = pool
         width = max(10, (self.size.width or 60) - 2)
         head = pool_head(pool, violation, width, palette)
-        set_text(self.head, head)
+        set_text(self.head, head, grow_only=running(self))
         lines = self.legend_lines(head.plain.count("\n") + 1)
         highlight: frozenset[int] = frozenset()
         vblocks: frozenset[int] = frozenset()
@@ -314,7 +332,7 @@ class PoolCard(SafeRender, Vertical):
                 "violation": bool(vblocks),
             }
             marks = tuple(name for name, on_map in shown.items() if on_map)
-        set_text(self.legend, pool_legend(pool, lines, palette, marks))
+        set_text(self.legend, pool_legend(pool, lines, palette, marks), grow_only=running(self))
         if self.map is not None:
             self.map.set_palette(palette)
             self.map.set_pool(pool, highlight, vblocks)
@@ -351,6 +369,12 @@ class PoolsPanel(SafeRender, VerticalScroll):
     def watch_palette(self, palette: Palette) -> None:
         if self.snapshot is not None:
             self.update_snapshot(self.snapshot, palette)
+
+    def on_resize(self, event: events.Resize) -> None:
+        # The cards' heads are wrapped to the width: a layout change (teaching mode, tabs)
+        # that lands after the last snapshot would otherwise leave them wrapped to the old one.
+        if self.snapshot is not None:
+            self.update_snapshot(self.snapshot, self.palette)
 
     def watch_inspected(self, inspected: tuple[str, int] | None) -> None:
         for label, card in self.cards.items():
@@ -446,7 +470,7 @@ class QueuePanel(SafeRender, VerticalScroll):
                 text.append(f"  … {len(pool.queue) - self.LIMIT} more\n", "dim")
         if not any_queue:
             text.append("no hold is waiting", "dim italic")
-        set_text(self.query_one("#queue-body", Static), text)
+        set_text(self.query_one("#queue-body", Static), text, grow_only=running(self))
 
 
 # A resident between two iterations is "waiting" in the simulator's snapshot; vLLM users
@@ -546,7 +570,7 @@ class StagesPanel(SafeRender, VerticalScroll):
             text.append_text(stage_text(stage, self.palette))
         if not snap.stages:
             text.append("no stage", "dim italic")
-        set_text(self.query_one("#stages-body", Static), text)
+        set_text(self.query_one("#stages-body", Static), text, grow_only=running(self))
 
 
 def watches_text(values: Iterable[WatchValue], palette: Palette) -> Text:

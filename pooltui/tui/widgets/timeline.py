@@ -3,14 +3,14 @@ rejected or halted (Line API, two rows). Clicking a column goes to that time.
 
 It stays cheap for a run of a million events: time is cut into `BUCKETS` buckets over a
 range that doubles (two buckets merge into one) when the simulation outgrows it; each frame
-adds its snapshot's utilisation to one bucket and its new events' marks to theirs, so the
-work per frame is the number of new events, and drawing reads `BUCKETS` numbers.
+adds its snapshot's utilisation to one bucket and its new events' marks to theirs (read from
+the packed log: only the marked events are built), and drawing reads `BUCKETS` numbers.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from rich.segment import Segment
 from rich.style import Style
@@ -84,19 +84,26 @@ class Timeline(Widget):
     def add(
         self,
         snap: Snapshot,
-        new_events: Iterable[Event],
+        events: Sequence[Event],
         samples: Iterable[tuple[float, float]] = (),
+        start: int = 0,
     ) -> None:
-        """A frame: its snapshot's utilisation, its new events' marks, and the samples the
-        worker took between two frames (allocated units of `pool` at a time)."""
-        for ev in new_events:
-            kind = MARK_OF.get(ev.moment)
-            if math.isfinite(ev.time):
-                self.latest = max(self.latest, ev.time)
-                if kind is not None:
-                    self.marks[self._bucket(ev.time)] |= 1 << _mark_bit(kind)
+        """A frame: its snapshot's utilisation, the marks of the events from `start` on
+        (those new to the screen), and the samples the worker took between two frames
+        (allocated units of `pool` at a time)."""
+        find = getattr(events, "find_moments", None)
+        if find is not None:  # the simulator's log: only the marked events are read
+            time_at = events.time_at  # type: ignore[attr-defined]
+            for i in find(start, MARK_OF):
+                self._mark(time_at(i), MARK_OF[events.moment_at(i)])  # type: ignore[attr-defined]
+            if len(events) > start:
+                self._mark(time_at(len(events) - 1), None)  # times never decrease
+        else:
+            for i in range(start, len(events)):
+                ev = events[i]
+                self._mark(ev.time, MARK_OF.get(ev.moment))
         if snap.halted and math.isfinite(snap.time):
-            self.marks[self._bucket(snap.time)] |= 1 << _mark_bit("halt")
+            self._mark(snap.time, "halt")
         finite = [p for p in snap.pools if math.isfinite(p.cap) and p.cap > 0]
         pool = next((p for p in finite if p.label == self.pool), finite[0] if finite else None)
         if pool is not None:
@@ -118,6 +125,15 @@ class Timeline(Widget):
             self.latest = max(self.latest, snap.time)
             self._bucket(self.latest)
         self.refresh()
+
+    def _mark(self, t: float, kind: str | None) -> None:
+        if math.isfinite(t):
+            self.latest = max(self.latest, t)
+            if kind is not None:
+                # The bucket first: finding it may double the range, which makes a new
+                # list of marks (`self.marks[self._bucket(t)] |= …` would mark the old).
+                b = self._bucket(t)
+                self.marks[b] |= 1 << _mark_bit(kind)
 
     # ----------------------------------------------------------------- drawing
     def columns(self) -> int:

@@ -1,0 +1,58 @@
+"""How the screen's thread and the simulation's worker share one interpreter.
+
+No Textual here. The worker runs pure Python and the GIL serializes it with the screen's
+work, so the app, through `Pacing`:
+
+- shortens the interval after which Python hands the GIL to a waiting thread (5 ms by
+  default; answering a key takes the screen's thread several such waits). It costs
+  nothing while the screen's thread sleeps: nothing then waits for the GIL;
+- freezes the objects there are once the debugger is on screen (the program, its trace's
+  rows, the widgets) out of the garbage collector's reach until the app ends: a full
+  collection would walk them all, a pause of a tenth of a second in the middle of a run;
+- measures the screen's CPU time per progress frame (showing and drawing it), which the
+  worker reads (`Controller.ui_cost`) to space its frames out.
+"""
+
+from __future__ import annotations
+
+import gc
+import sys
+import time
+
+SWITCH_INTERVAL = 0.001  # seconds: how soon the screen's thread gets the GIL from the worker
+
+
+class Pacing:
+    """One app's share of the interpreter; `start` on mount, `stop` on unmount."""
+
+    def __init__(self) -> None:
+        self._saved_interval = sys.getswitchinterval()
+        self._frozen = False
+        self._clock = 0.0  # this thread's CPU time when the last progress frame came
+        self._costs = (0.0, 0.0)  # the last two frames' CPU seconds
+
+    def start(self) -> None:
+        self._saved_interval = sys.getswitchinterval()
+        sys.setswitchinterval(SWITCH_INTERVAL)
+
+    def stop(self) -> None:
+        sys.setswitchinterval(self._saved_interval)
+        if self._frozen:
+            gc.unfreeze()  # collectable again once the app is gone
+
+    def frame_arrived(self, final: bool) -> None:
+        """On the screen's thread, as each frame arrives: the CPU time since the last
+        progress frame is what showing and drawing that one took."""
+        now = time.thread_time()
+        if not final and self._clock:
+            self._costs = (self._costs[1], now - self._clock)
+        self._clock = 0.0 if final else now
+        if not self._frozen:  # the first frame: the debugger is built and on screen
+            self._frozen = True
+            gc.freeze()
+
+    def cost(self) -> float:
+        """The screen's CPU seconds per frame: the smaller of the last two, so a one-off
+        (the footer rebuilt as a run starts) does not slow the frames after it."""
+        a, b = self._costs
+        return min(a, b) if a else b
