@@ -318,7 +318,7 @@ def _kind(message: str) -> str:
     if "count" in message and message.startswith("block"):
         return "count"
     if message.startswith("hold"):
-        return "table" if "registered" not in message else "content"
+        return "content" if "registered" in message or "of its content" in message else "table"
     if "registered" in message or "hash" in message or "dups" in message:
         return "content"
     if "allocated + cached" in message:

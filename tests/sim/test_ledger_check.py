@@ -156,7 +156,7 @@ FAULTS = [
     # a's tokens are taken (its blocks registered) between `admit a` and `admit b`, with no
     # event of their own: the check after the next event, `admit b`, finds the fault.
     ("register", _register_twice, "content", "admit", "b"),
-    ("grow", _grow_wrong_index, "table", "admit", "a"),
+    ("grow", _grow_wrong_index, "content", "admit", "a"),
 ]
 
 

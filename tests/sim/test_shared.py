@@ -567,7 +567,9 @@ BROKEN = {
     "cached": ("cached", "cached is 1 blocks but 0 registered blocks have count 0"),
     "table": ("table", "12 units in 2 blocks, not 3"),
     "hit": ("content", "block 0 (#0) is not registered with its content"),
-    "content": ("content", "block 0: registered hash differs from its content's"),
+    # block 0 now says it holds its content's block 1: the tables holding it at index 0
+    # are checked first, so the check names the first of them (a at 0, hold 1)
+    "content": ("content", "hold 1: block 0 (#0) is block 1 of its content"),
 }
 
 
