@@ -29,6 +29,17 @@ def number(x: Number | None, digits: int = 6, none: str = "-") -> str:
     return str(x)
 
 
+def value_text(value: object, items: int = 4) -> str:
+    """A value as a panel shows it: a number (4 digits), a string quoted, a list (a trace's
+    column) in brackets, its first `items` elements then an ellipsis."""
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, tuple | list):
+        inner = ", ".join(value_text(x, items) for x in value[:items])
+        return f"[{inner}{', …' if len(value) > items else ''}]"
+    return number(value if isinstance(value, int | float) else None, 4)
+
+
 def seconds(t: float, digits: int = 6) -> str:
     """A simulated time or duration: `1.25s`."""
     return f"{number(t, digits)}s"

@@ -18,7 +18,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Static
 
-from pooltui.lang.words import number
+from pooltui.lang.words import number, value_text
 from pooltui.sim.events import Event
 from pooltui.sim.snapshot import EntryView, PoolView, Snapshot, StageView, Violation
 from pooltui.tui.colors import Palette, contrast_text, dimmed_hex, on, rank_glyph, session_hex
@@ -27,16 +27,6 @@ from pooltui.tui.messages import SafeRender, guarded_compose
 from pooltui.tui.widgets.blockmap import BlockMapView
 
 Number = int | float
-
-
-def _attr_text(value: object) -> str:
-    """A session attribute: a number, or a source's string or list (shown short)."""
-    if isinstance(value, str):
-        return repr(value)
-    if isinstance(value, tuple):
-        inner = ", ".join(_attr_text(x) for x in value[:4])
-        return f"[{inner}{', …' if len(value) > 4 else ''}]"
-    return number(value if isinstance(value, int | float) else None, 4)
 
 
 def running(widget: Widget) -> bool:
@@ -673,7 +663,7 @@ def inspect_session_text(snap: Snapshot, session_id: int | None, name: str | Non
     text.append(f"state: {view.state}; arrived {number(view.arrived, 4)}s\n")
     if view.attrs:
         text.append("attributes: ")
-        text.append("  ".join(f"{k}={_attr_text(v)}" for k, v in view.attrs))
+        text.append("  ".join(f"{k}={value_text(v)}" for k, v in view.attrs))
         text.append("\n")
     for hold in view.holds:
         text.append(
