@@ -69,6 +69,7 @@ class EventLog(Sequence[Event]):
         "_unpacked",
         "_widest",
         "_widest_at",
+        "_widths",
     )
 
     def __init__(self, events: Sequence[Event] = ()) -> None:
@@ -84,6 +85,7 @@ class EventLog(Sequence[Event]):
         self._unpacked: dict[int, list[tuple[Any, ...]]] = {}
         self._widest = 0  # the longest `why` so far (the screen's log scrolls that wide)
         self._widest_at = array("q")  # the events that made it longer, in order
+        self._widths = array("q")  # and the length each made it
         for ev in events:
             self.append(ev)
 
@@ -119,6 +121,7 @@ class EventLog(Sequence[Event]):
                 self._spans.append(span)
         if len(why) > self._widest:
             self._widest = len(why)
+            self._widths.append(len(why))  # before its index: a reader bisects the indices
             self._widest_at.append(len(self._times) - 1)
         tail = self._tail
         tail.append(
@@ -281,7 +284,7 @@ class LogView(Sequence[Event]):
         """The length of the longest `why` of these events."""
         log = self._log
         k = bisect.bisect_left(log._widest_at, self._n) - 1
-        return len(log._row(log._widest_at[k], self._unpacked)[0]) if k >= 0 else 0
+        return log._widths[k] if k >= 0 else 0
 
     @overload
     def __getitem__(self, index: int) -> Event: ...
