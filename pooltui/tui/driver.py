@@ -319,6 +319,7 @@ class Controller:
         # That spacing is in this thread's CPU time (a busy machine stretches wall time).
         if (
             now - last >= FRAME_INTERVAL
+            and self.interrupt_gen == cmd.gen  # paused meanwhile: the final frame comes next
             and _time.thread_time() - self._frame_cpu
             >= FRAME_SHARE * (self._frame_cost + self.ui_cost())
             and (anywhere or self._at_frontier())
