@@ -7,9 +7,9 @@
 
 Everything is measured twice: on the build that is installed (pure Python after a plain
 `pip install -e .`), then on the compiled build (the same source compiled with mypyc, see
-pooltui/sim/compiled.py), which the harness builds once into build/compiled-<hash>/ (a
+pooltui/sim/compiled.py), which is built once and kept under the user's cache folder (a
 minute or two; rebuilt when a compiled module changes, shared with the compiled build's
-test) and runs in a subprocess.
+test: `cached_build`), and run from a copy in a temporary folder, in a subprocess.
 
 Prints, for the fast mode (steady decoders counted arithmetically, invariants off):
 requests/s, events/s, iterations/s at 10 %, 50 % and 100 % of the trace (time should grow
@@ -29,6 +29,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 import tracemalloc
 from pathlib import Path
@@ -132,10 +133,10 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def compiled_dir() -> Path | None:
-    """The compiled build, cached under build/compiled-<hash>/ (`cached_build`: rebuilt
-    when a compiled module, mypy or Python changed); None (said why) when it cannot be
-    built here."""
+def compiled_dir(into: Path) -> Path | None:
+    """The compiled build assembled in `into` from the one kept in the user's cache folder
+    (`cached_build`: rebuilt when a compiled module, mypy or Python changed); None (said
+    why) when it cannot be built here."""
     try:
         import mypy.version  # noqa: F401
     except ImportError:
@@ -143,24 +144,25 @@ def compiled_dir() -> Path | None:
         return None
 
     t = time.perf_counter()
-    print("the compiled build (mypyc), cached under build/ ...", flush=True)
+    print("the compiled build (mypyc), kept in the user's cache folder ...", flush=True)
     try:
-        dest = cached_build(ROOT)
+        dest = cached_build(ROOT, into)
     except (RuntimeError, OSError) as exc:
         print(f"the compiled build failed, not measured: {exc}")
         return None
-    print(f"ready in {time.perf_counter() - t:.0f} s: {dest.relative_to(ROOT)}", flush=True)
+    print(f"ready in {time.perf_counter() - t:.0f} s", flush=True)
     return dest
 
 
 def run_compiled(argv: list[str]) -> None:
-    dest = compiled_dir()
-    if dest is None:
-        return
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(dest), str(ROOT)])}
-    # -P: the checkout's own (pure) pooltui must not come before the compiled copy.
-    cmd = [sys.executable, "-P", "-m", "benchmarks", "azure", *argv, "--no-compiled"]
-    subprocess.run(cmd, env=env, check=True)
+    with tempfile.TemporaryDirectory(prefix="pooltui-compiled-") as tmp:
+        dest = compiled_dir(Path(tmp) / "build")
+        if dest is None:
+            return
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(dest), str(ROOT)])}
+        # -P: the checkout's own (pure) pooltui must not come before the compiled copy.
+        cmd = [sys.executable, "-P", "-m", "benchmarks", "azure", *argv, "--no-compiled"]
+        subprocess.run(cmd, env=env, check=True)
 
 
 def measure(args: argparse.Namespace) -> None:

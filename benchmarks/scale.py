@@ -2,6 +2,7 @@
 run, and the start-up of the command line.
 
     python -m benchmarks scale                      # both specs, every case, then start-up
+                                                    # (about 40 minutes on a busy 2-core box)
     python -m benchmarks scale --spec benchmarks/full_gpu.pool --case debugger
     python -m benchmarks scale --events 300000      # stop every case after N events
     python -m benchmarks scale --case startup       # start-up only
@@ -25,12 +26,16 @@ well under 100 ms.
 
 Start-up (`startup`): whole processes, `python -m pooltui check benchmarks/full_gpu.pool` and
 `python -m pooltui run benchmarks/full_gpu.pool --fast --quiet --no-invariants`, pure Python
-(no compiled build on the path), with the bytecode cached as an installed package has it;
-the best of several runs (CPU = user + system, of the child). Aims: check < 0.25 s, the fast
-run < 1.0 s. The interpreter's own start (`python -c pass`) is printed beside them.
+(a copy of the package without compiled modules), twice: with the bytecode cached, as an
+installed package has it, and without (PYTHONDONTWRITEBYTECODE=1 over a copy with no
+__pycache__: every module of the package compiled at each start, as a checkout run in an
+environment that sets it); the best of several runs (CPU = user + system, of the child).
+Aims: check < 0.25 s, the fast run < 1.0 s. The interpreter's own start (`python -c pass`)
+is printed beside them (a version manager's shim, such as pyenv's, adds about 0.05 s more).
 
-Wall and CPU seconds (`time.process_time`) of the simulation only (compiling excluded),
-peak RSS of the process. Machines shared with other jobs disturb wall time more than CPU.
+Wall and CPU seconds (`time.process_time`; `app`: the whole process, both threads) of the
+simulation only (compiling excluded), peak RSS of the process. Machines shared with other
+jobs disturb wall time more than CPU.
 """
 
 from __future__ import annotations
@@ -52,7 +57,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = [ROOT / "specs" / "azure_conv.pool", ROOT / "benchmarks" / "full_gpu.pool"]
 CASES = ("run", "run-noinv", "fast", "debugger", "debugger-noinv", "app")
-DEFAULT = ("run", "run-noinv", "fast", "debugger", "debugger-noinv")
+DEFAULT = CASES
 FULL_GPU = ROOT / "benchmarks" / "full_gpu.pool"
 
 

@@ -18,12 +18,14 @@ and delete them (`build_label`, which `pooltui --version` prints, says STALE mea
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
-# shutil, subprocess and hashlib are imported where a build is made: every start of the
-# command line imports this module (`build_label`), and they would cost it milliseconds.
+# shutil, subprocess, hashlib, json and tomllib are imported where a build is made: every
+# start of the command line imports this module (`build_label`).
 
 # The hot path: state (plain data), the tables the engine reads, the engine and its
 # modules (one per concern, docs/architecture.md), the fast mode and the expression
@@ -42,7 +44,6 @@ MODULES = (
     "pooltui/sim/runs.py",
     "pooltui/sim/iterations.py",
     "pooltui/sim/invariants.py",
-    "pooltui/sim/watch.py",
     "pooltui/sim/members.py",
     "pooltui/sim/why.py",
     "pooltui/sim/fast.py",
@@ -131,29 +132,51 @@ def build_copy(root: Path, dest: Path) -> Path:
 
 def sources_hash(root: Path) -> str:
     """What a compiled build depends on: the compiled modules' sources, mypy's settings
-    (pyproject.toml), the Python and mypy versions. A short hex digest."""
+    (pyproject.toml's `[tool.mypy]`, and nothing else of that file: adding a test
+    dependency does not rebuild), the Python and mypy versions. A short hex digest."""
     import hashlib
+    import json
+    import tomllib
 
     import mypy.version
 
     h = hashlib.sha256(f"{sys.version}|{mypy.version.__version__}".encode())
-    for m in (*MODULES, "pyproject.toml"):
+    for m in MODULES:
         h.update(m.encode())
         h.update((root / m).read_bytes())
+    with open(root / "pyproject.toml", "rb") as f:
+        settings = tomllib.load(f).get("tool", {}).get("mypy", {})
+    h.update(json.dumps(settings, sort_keys=True).encode())
     return h.hexdigest()[:16]
 
 
-def cached_build(root: Path, cache: Path | None = None) -> Path:
-    """A compiled build of `root`'s package, reused across runs: `build_copy` into
-    `cache/compiled-<sources_hash>/` the first time, and afterwards only the modules that
-    are not compiled (and data files) copied over again, so the build always runs the
-    checkout's pure code around the compiled modules. Returns the directory to put first
-    on PYTHONPATH.
+def cached_build(root: Path, into: Path, cache: Path | None = None) -> Path:
+    """A compiled build of `root`'s package made in `into` (replaced if it exists): the
+    checkout's package (`copy_package`) with the compiled modules' extension files taken
+    from a build kept in `cache/compiled-<sources_hash>/`, so the build runs the
+    checkout's pure code around the compiled modules. Returns `into`, the directory to
+    put first on PYTHONPATH.
 
-    `cache` defaults to the user's cache folder (where the parser's tables are kept too),
-    so a fresh clone of sources already built on this machine does not compile again; the
-    key is the compiled modules' sources, so a stale build is never taken. When that folder
-    cannot be written, the checkout's own `build/`."""
+    The kept build is made the first time (`build_copy`, a minute or two) and never
+    written after, so runs in parallel (pytest workers, two checkouts) only read it; two
+    that find it missing build it once, under a lock. `cache` defaults to the user's cache
+    folder (where the parser's tables are kept too), so a fresh clone of sources already
+    built on this machine does not compile again; the key is the compiled modules'
+    sources, so a stale build is never taken. When that folder cannot be written, the
+    checkout's own `build/`."""
+    import shutil
+
+    built = _kept_build(root, cache)
+    copy_package(root, into)
+    for f in built.rglob("*"):
+        if f.suffix in {".so", ".pyd"} and f.relative_to(built).parts[0] != "build":
+            target = into / f.relative_to(built)
+            # A plain copy: stamped now, newer than the .py beside it (`stale`).
+            shutil.copy(f, target)
+    return into
+
+
+def _kept_build(root: Path, cache: Path | None) -> Path:
     import shutil
 
     if cache is None:
@@ -167,40 +190,38 @@ def cached_build(root: Path, cache: Path | None = None) -> Path:
             probe.unlink()
         except OSError:
             cache = root / "build"
+    cache.mkdir(parents=True, exist_ok=True)
     dest = cache / f"compiled-{sources_hash(root)}"
-    if not (dest / "COMPLETE").exists():
-        # Built aside and renamed: a run that is stopped, or two at once, never leave a
-        # half build where the next one would take it for whole.
+    if (dest / "COMPLETE").exists():
+        return dest
+    with _locked(cache / f"{dest.name}.lock"):
+        if (dest / "COMPLETE").exists():  # built by the run that held the lock
+            return dest
+        # Built aside and renamed: a run that is stopped never leaves a half build where
+        # the next one would take it for whole.
         tmp = cache / f"{dest.name}.tmp{os.getpid()}"
         build_copy(root, tmp)
+        for scratch in ("build", ".mypy_cache"):  # 40 MB that no run reads again
+            shutil.rmtree(tmp / scratch, ignore_errors=True)
         (tmp / "COMPLETE").write_text("")
         try:
             tmp.rename(dest)
-        except OSError:  # another run finished the same build first
+        except OSError:  # a run without the lock (another platform) finished first
             shutil.rmtree(tmp, ignore_errors=True)
-        return dest
-    _refresh(root, dest)
     return dest
 
 
-def _refresh(root: Path, dest: Path) -> None:
-    """The build's non-compiled files made the checkout's again."""
-    import shutil
-
-    compiled = set(MODULES)
-    src, out = root / "pooltui", dest / "pooltui"
-    wanted = set()
-    for f in src.rglob("*"):
-        rel = f.relative_to(root).as_posix()
-        if not f.is_file() or "__pycache__" in f.parts or f.suffix in {".so", ".pyd", ".c"}:
-            continue
-        wanted.add(rel)
-        if rel in compiled:
-            continue
-        target = dest / rel
-        if not target.exists() or target.read_bytes() != f.read_bytes():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy(f, target)
-    for f in out.rglob("*.py"):  # a module deleted from the checkout
-        if f.relative_to(dest).as_posix() not in wanted:
-            f.unlink()
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """An exclusive lock on `path` while the block runs (none where fcntl is missing)."""
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: the rename alone keeps builds whole
+        yield
+        return
+    with open(path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)

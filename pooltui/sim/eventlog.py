@@ -69,6 +69,7 @@ class EventLog(Sequence[Event]):
         "_unpacked",
         "_widest",
         "_widest_at",
+        "_widths",
     )
 
     def __init__(self, events: Sequence[Event] = ()) -> None:
@@ -84,6 +85,7 @@ class EventLog(Sequence[Event]):
         self._unpacked: dict[int, list[tuple[Any, ...]]] = {}
         self._widest = 0  # the longest `why` so far (the screen's log scrolls that wide)
         self._widest_at = array("q")  # the events that made it longer, in order
+        self._widths = array("q")  # and the length each made it
         for ev in events:
             self.append(ev)
 
@@ -119,6 +121,7 @@ class EventLog(Sequence[Event]):
                 self._spans.append(span)
         if len(why) > self._widest:
             self._widest = len(why)
+            self._widths.append(len(why))  # before its index: a reader bisects the indices
             self._widest_at.append(len(self._times) - 1)
         tail = self._tail
         tail.append(
@@ -157,19 +160,23 @@ class EventLog(Sequence[Event]):
 
     def _row(self, index: int, unpacked: dict[int, list[tuple[Any, ...]]]) -> tuple[Any, ...]:
         k, j = divmod(index, self._chunk)
+        return self._rows_of(k, unpacked)[j]
+
+    def _rows_of(self, k: int, unpacked: dict[int, list[tuple[Any, ...]]]) -> list[tuple[Any, ...]]:
+        """Chunk k's rows (the tail's when it is the one being filled)."""
         # The tail before the chunks: the engine packs a full tail into the chunks first and
         # only then starts a new tail, so a reader on another thread sees the row in one of
         # the two (an old tail is never changed once replaced).
         tail = self._tail
         if k >= len(self._chunks):
-            return tail[j]
+            return tail
         rows = unpacked.get(k)
         if rows is None:
             rows = _unpack(self._chunks[k])
             if len(unpacked) >= _KEEP_UNPACKED:
                 del unpacked[next(iter(unpacked))]
             unpacked[k] = rows
-        return rows[j]
+        return rows
 
     def _event(self, index: int, unpacked: dict[int, list[tuple[Any, ...]]] | None = None) -> Event:
         r = self._row(index, self._unpacked if unpacked is None else unpacked)
@@ -277,7 +284,7 @@ class LogView(Sequence[Event]):
         """The length of the longest `why` of these events."""
         log = self._log
         k = bisect.bisect_left(log._widest_at, self._n) - 1
-        return len(log._row(log._widest_at[k], self._unpacked)[0]) if k >= 0 else 0
+        return log._widths[k] if k >= 0 else 0
 
     @overload
     def __getitem__(self, index: int) -> Event: ...
@@ -303,17 +310,41 @@ class LogView(Sequence[Event]):
     def __repr__(self) -> str:
         return f"LogView({self._n} events)"
 
-    def find_moments(self, start: int, moments: Iterable[str]) -> list[int]:
-        """The indices from `start` on of the events whose moment is one of `moments`, in
-        order (read from the packed moments: no event is built)."""
+    def find_parties(self, start: int, names: Iterable[str], stop: int | None = None) -> list[int]:
+        """The indices from `start` (to `stop`) of the events whose session, session class
+        or one of the other sessions is in `names`, in order (a chunk at a time: no event
+        is built, but each chunk is unpacked: a second or so a million events)."""
+        log = self._log
+        wanted = set(names)
+        size = log._chunk
+        end = self._n if stop is None else min(stop, self._n)
+        out: list[int] = []
+        i = start
+        while i < end:
+            k = i // size
+            base = k * size
+            rows = log._rows_of(k, self._unpacked)
+            for j in range(i - base, min(len(rows), end - base)):
+                r = rows[j]
+                if r[1] in wanted or r[3] in wanted or (r[6] and not wanted.isdisjoint(r[6])):
+                    out.append(base + j)
+            i = base + size
+        return out
+
+    def find_moments(
+        self, start: int, moments: Iterable[str], stop: int | None = None
+    ) -> list[int]:
+        """The indices from `start` (to `stop`) of the events whose moment is one of
+        `moments`, in order (read from the packed moments: no event is built)."""
         log = self._log
         codes = [log._moment_code[m] for m in moments if m in log._moment_code]
         packed = log._moments
+        end = self._n if stop is None else min(stop, self._n)
         out: list[int] = []
         for code in codes:
-            i = packed.find(code, start, self._n)
+            i = packed.find(code, start, end)
             while i >= 0:
                 out.append(i)
-                i = packed.find(code, i + 1, self._n)
+                i = packed.find(code, i + 1, end)
         out.sort()
         return out

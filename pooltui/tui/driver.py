@@ -30,7 +30,7 @@ from pooltui.tui.breakpoints import BreakpointSet, Hit, truthy
 
 SAMPLES = 1024  # the timeline's samples: about this many over the run so far
 FRAME_INTERVAL = 0.05  # at most ~20 frames a second while running
-FRAME_SHARE = 4  # frames (built and drawn) take at most 1/(1+FRAME_SHARE) of a run
+FRAME_SHARE = 6  # frames (built and drawn) take at most 1/(1+FRAME_SHARE) of a run
 BATCH_SECONDS = 0.001  # a continue checks for a pause about this often
 MAX_BATCH = 1 << 16
 Number = int | float
@@ -315,10 +315,11 @@ class Controller:
         # screen never queues up frames (and keys) behind a fast run. A frame costly to
         # build (a big pool's snapshot) or to draw (the screen's CPU time per frame, which
         # the app measures) spaces the next ones out, so frames take at most about a
-        # fifth of the time: the GIL serializes the screen's work with the simulation's.
+        # seventh of the time: the GIL serializes the screen's work with the simulation's.
         # That spacing is in this thread's CPU time (a busy machine stretches wall time).
         if (
             now - last >= FRAME_INTERVAL
+            and self.interrupt_gen == cmd.gen  # paused meanwhile: the final frame comes next
             and _time.thread_time() - self._frame_cpu
             >= FRAME_SHARE * (self._frame_cost + self.ui_cost())
             and (anywhere or self._at_frontier())

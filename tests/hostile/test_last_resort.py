@@ -108,22 +108,24 @@ def test_reproducer_170_constants(tmp_path: Path) -> None:
     assert o.code == 0 and "simulated 2s" in o.out, o.text()
 
 
-def test_reproducer_wait_inf(tmp_path: Path) -> None:
+# This one and the next run in this process: neither needs a limit or a stream of its own,
+# and the other reproducers here run `run` as a subprocess.
+def test_reproducer_wait_inf(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A session that sleeps forever: the run ends cleanly and the trace is strict JSON."""
     path = tmp_path / "w.pool"
     path.write_text("pool kv { cap 64; }\nsession s { hold kv (1) { wait (inf); } }\n")
     trace = tmp_path / "t.jsonl"
-    o = sub(["run", str(path), "-q", "--trace", str(trace)])
+    o = cli(["run", str(path), "-q", "--trace", str(trace)], capsys)
     assert_clean(o)
     for line in trace.read_text().splitlines():
         json.loads(line, parse_constant=lambda word: pytest.fail(f"not strict JSON: {word}"))
 
 
-def test_reproducer_trace_onto_the_spec(tmp_path: Path) -> None:
+def test_reproducer_trace_onto_the_spec(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "s.pool"
     text = "session s { wait (1); }\n"
     path.write_text(text)
-    o = sub(["run", str(path), "--trace", str(path)])
+    o = cli(["run", str(path), "--trace", str(path)], capsys)
     assert o.code == 1 and "cannot write" in o.err, o.text()
     assert path.read_text() == text
 

@@ -26,7 +26,10 @@ from tests.sim.test_invariants import random_specs
 ROOT = Path(__file__).resolve().parents[2]
 
 # Run in a fresh interpreter on one build: every bundled spec's trace and summary, both
-# modes (the first 20,000 events of each), then a history round trip. Prints one report.
+# modes (the first 5,000 events of each: every spec but the two Azure traces runs to its
+# end; the Azure runs stop in their first minutes, and running them to 20,000 events
+# reaches no line of the simulator that the whole set of runs here does not), then a
+# history round trip. Prints one report.
 SCRIPT = r"""
 import hashlib, io, sys, contextlib
 from pathlib import Path
@@ -44,7 +47,7 @@ for spec in specs:
         trace = out / "trace.jsonl"
         buf, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(err):
-            code = main(["run", str(spec), "--events", "20000", "-q", "--trace", str(trace), *mode])
+            code = main(["run", str(spec), "--events", "5000", "-q", "--trace", str(trace), *mode])
         summary = [l for l in buf.getvalue().splitlines() if " wall" not in l]
         digest = hashlib.sha256(trace.read_bytes()).hexdigest()
         lines.append(f"{spec.name} {mode} exit={code} trace={digest}")
@@ -74,9 +77,9 @@ def _report(build: Path, tmp: Path) -> list[str]:
     return (tmp / "report.txt").read_text().splitlines()
 
 
-@pytest.fixture(scope="module")
-def compiled_dir() -> Path:
-    return cached_build(ROOT)
+@pytest.fixture
+def compiled_dir(tmp_path: Path) -> Path:
+    return cached_build(ROOT, tmp_path / "compiled_build")
 
 
 # Two runtime errors (a division by zero, a negative hold) and a deadlock: the compiled

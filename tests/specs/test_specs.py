@@ -69,6 +69,10 @@ def events_of(program: Any, until: float | None = None) -> tuple[Simulation, lis
 
 _cache: dict[str, tuple[Simulation, list[Event]]] = {}
 
+# One worker runs the whole module (pytest-xdist, `--dist loadgroup`), so each spec's run
+# above is made once, not once per worker.
+pytestmark = pytest.mark.xdist_group("bundled_specs")
+
 
 def run_spec(name: str) -> tuple[Simulation, list[Event]]:
     if name not in _cache:

@@ -107,10 +107,9 @@ def test_the_log_widget_and_the_timeline_read_a_view() -> None:
     log.add_events(0, view)
     assert log.row_count == 5 and log.event_at(4) == evs[4]
     log.filter = (frozenset({"preempt", "reject"}), frozenset())
-    log._rows = log._matching(0)
-    assert log._rows == [2, 4]
+    assert log._matching(0, 5) == [2, 4] and log._matching(3, 5) == [4]
     log.filter = (frozenset({"admit"}), frozenset({"s1"}))
-    assert log._matching(0) == [1, 3]  # admits of s1: #1 and #3 (odd indices)
+    assert log._matching(0, 5) == [1, 3]  # admits of s1: #1 and #3 (odd indices)
     # The timeline marks the same buckets from the view as from the events themselves.
     a, b = Timeline(), Timeline()
     snap = _snapshot()
@@ -202,3 +201,30 @@ def test_reverse_continue_with_a_condition_stops_where_it_last_became_true() -> 
     frames: list[Frame] = []
     c.execute(Command("reverse", gen=c.interrupt_gen, breakpoints=bps), frames.append)
     assert frames[-1].stop_kind == "breakpoint" and frames[-1].snapshot.event_index == rises[-1]
+
+
+async def test_a_filter_over_a_long_log_is_found_a_stretch_at_a_time(monkeypatch: Any) -> None:
+    # 20 events, stretches of 6: the rows come in 4 goes (6, 12, 18, 20), the screen free
+    # in between; the result is the whole filter's: every event of s1 (the odd indices).
+    from pooltui.sim.eventlog import EventLog as Log
+    from pooltui.tui.widgets import eventlog as eventlog_widget
+
+    monkeypatch.setattr(eventlog_widget, "SCAN_STRETCH", 6)
+    evs = [Event(i, float(i), "admit", f"why {i}", session=f"s{i % 2}") for i in range(20)]
+    view = Log(evs).reader().upto(20)
+
+    class One(App[None]):
+        def compose(self) -> ComposeResult:
+            yield EventLog()
+
+    app = One()
+    async with app.run_test(size=(80, 12)) as pilot:
+        log = app.query_one(EventLog)
+        log.add_events(0, view)
+        log.set_filter((frozenset(), frozenset({"s1"})))
+        assert log.filtering and log._rows == [1, 3, 5]  # the first stretch at once
+        for _ in range(100):
+            if not log.filtering:
+                break
+            await pilot.pause()
+        assert not log.filtering and log._rows == list(range(1, 20, 2))

@@ -7,7 +7,7 @@ dimmed. Clicking an event, or choosing it with the keys and enter, goes there in
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import ClassVar
 
 from rich.segment import Segment
@@ -41,6 +41,7 @@ MOMENT_KINDS = {
 
 
 PREFIX = 1 + 7 + 10 + 13 + 11  # marker, index, time, moment, session
+SCAN_STRETCH = 65536  # events a filter reads at a time (a tenth of a second or so)
 
 
 class EventLog(TextLines, can_focus=True):
@@ -106,6 +107,7 @@ class EventLog(TextLines, can_focus=True):
         # A filter: (moments, sessions or classes); `_rows` the indices it shows, in order.
         self.filter: tuple[frozenset[str], frozenset[str]] | None = None
         self._rows: list[int] | None = None
+        self._scanned = 0  # the events `_rows` covers so far
 
     # ----------------------------------------------------------------- the filter
     def matches(self, ev: Event) -> bool:
@@ -124,7 +126,9 @@ class EventLog(TextLines, can_focus=True):
         if flt is not None and not flt[0] and not flt[1]:
             flt = None
         self.filter = flt
-        self._rows = None if flt is None else self._matching(0)
+        self._rows = None if flt is None else []
+        self._scanned = 0
+        self._scan()  # the first stretch at once; a long log goes on after the next frames
         self._generation += 1
         self._cache.clear()
         self._update_size()
@@ -146,19 +150,46 @@ class EventLog(TextLines, can_focus=True):
             return index
         return bisect.bisect_left(self._rows, index)
 
-    def _matching(self, start: int) -> list[int]:
-        """The indices from `start` on that the filter shows."""
+    def _matching(self, start: int, stop: int) -> list[int]:
+        """The indices from `start` to `stop` that the filter shows."""
         assert self.filter is not None
         moments, sessions = self.filter
         events = self.events
-        find = getattr(events, "find_moments", None)
-        if moments and find is not None:  # the packed moments first: few events built
-            candidates: Iterable[int] = find(start, moments)
-        else:
-            candidates = range(start, len(events))
+        find_moments = getattr(events, "find_moments", None)
+        find_parties = getattr(events, "find_parties", None)
+        if find_moments is None or find_parties is None:  # a plain sequence of events
+            return [i for i in range(start, stop) if self.matches(events[i])]
+        # The simulator's log, a million events maybe: read from its packed storage.
+        by_moment = find_moments(start, moments, stop) if moments else None
         if not sessions:
-            return list(candidates)
-        return [i for i in candidates if self.matches(events[i])]
+            return by_moment if by_moment is not None else list(range(start, stop))
+        by_party = find_parties(start, sessions, stop)
+        if by_moment is None:
+            return list(by_party)
+        keep = set(by_moment)
+        return [i for i in by_party if i in keep]
+
+    def _scan(self) -> None:
+        """Extend the filter's rows over the next stretch of the log; while some is left,
+        again after the screen has been drawn (a session's events among a million take
+        seconds to find: the keys and the frames go on meanwhile)."""
+        if self._rows is None:
+            return
+        stop = min(len(self.events), self._scanned + SCAN_STRETCH)
+        if stop > self._scanned:
+            self._rows.extend(self._matching(self._scanned, stop))
+            self._scanned = stop
+            self._generation += 1
+            self._cache.clear()
+            self._update_size()
+            self.refresh()
+        if self._scanned < len(self.events) and self.is_attached:
+            self.call_after_refresh(self._scan)
+
+    @property
+    def filtering(self) -> bool:
+        """A filter is still being applied to the log (its rows are not all there yet)."""
+        return self._rows is not None and self._scanned < len(self.events)
 
     def add_events(self, start: int, events: Sequence[Event]) -> None:
         """The log is now `events` (the whole of it); those from `start` on are new here
@@ -169,8 +200,12 @@ class EventLog(TextLines, can_focus=True):
         if start >= len(events) and old == len(events):
             return
         if self._rows is not None:
-            del self._rows[bisect.bisect_left(self._rows, start) :]
-            self._rows.extend(self._matching(start))
+            scanning = self._scanned < old
+            if start < self._scanned:  # replaced from there: find its rows again
+                del self._rows[bisect.bisect_left(self._rows, start) :]
+                self._scanned = start
+            if not scanning:
+                self._scan()
         # Long whys scroll sideways rather than being lost.
         widest = getattr(events, "widest", None)
         if widest is None:
@@ -255,7 +290,9 @@ class EventLog(TextLines, can_focus=True):
         if index is None:
             if self.row_count == 0 and y == 0:
                 empty = "no event yet: press n to step"
-                if self.events:
+                if self.filtering:
+                    empty = "filtering…"
+                elif self.events:
                     empty = "no event matches the filter (/ changes it)"
                 return Strip([Segment(empty, Style(dim=True, italic=True))]).crop_extend(
                     0, width, base
