@@ -24,6 +24,7 @@ from pooltui.tui.colors import Palette, contrast_text, dimmed_hex, on, rank_glyp
 from pooltui.tui.driver import WatchValue
 from pooltui.tui.messages import SafeRender, guarded_compose
 from pooltui.tui.widgets.blockmap import BlockMapView
+from pooltui.tui.widgets.sharing import block_sharing_text, shared_head, shared_legend
 
 Number = int | float
 
@@ -123,6 +124,7 @@ def pool_head(pool: PoolView, violation: Violation | None, width: int, palette: 
     head.append(number(pool.cached, 4), Style(color=palette.cached, bold=True))
     head.append(SEP + "free ", "dim")
     head.append(number(pool.free, 4), Style(bold=True))
+    head.append_text(shared_head(pool, palette))
     head.append("   ")
     if violation is not None and (violation.pool in (None, pool.label)):
         head.append(f"✗ {violation.invariant}", Style(color=palette.error, bold=True))
@@ -143,6 +145,7 @@ def _n(count: int, one: str, many: str | None = None) -> str:
 MARKS = {
     "event": ("◆", "blocks of this event"),
     "inspected": ("[ ]", "the inspected block"),
+    "shared": ("×N", "held by N holds"),
     "violation": ("!!", "blocks of the violation"),
 }
 
@@ -186,6 +189,10 @@ def pool_legend(pool: PoolView, lines: int, palette: Palette, marks: tuple[str, 
         return text
     if text:
         text.append("\n")
+    for row in (shared := shared_legend(pool, lines - 1)):
+        text.append_text(row)
+        text.append("\n")
+    lines -= len(shared)
     unit = pool.block or 1
     waiting, victim = protected_entries(pool)
     name_w = max([len(h.session) for h in holds] + [len(e.session) for e in entries]) + 2
@@ -313,6 +320,7 @@ class PoolCard(SafeRender, Vertical):
                 "event": bool(highlight),
                 "inspected": self.map.selected is not None,
                 "violation": bool(vblocks),
+                "shared": pool.shared > 0,
             }
             marks = tuple(name for name, on_map in shown.items() if on_map)
         set_text(self.legend, pool_legend(pool, lines, palette, marks))
@@ -604,6 +612,7 @@ def inspect_block_text(snap: Snapshot, pool_label: str, block: int) -> Text:
     else:
         text.append("\n")
         owner = None
+    text.append_text(block_sharing_text(pool, block))
     if owner is None:
         text.append("free\n", "dim")
         return text
