@@ -23,8 +23,8 @@ from pooltui.sim.snapshot import EntryView, PoolView, Snapshot, StageView, Viola
 from pooltui.tui.colors import Palette, contrast_text, dimmed_hex, on, rank_glyph, session_hex
 from pooltui.tui.driver import WatchValue
 from pooltui.tui.messages import SafeRender, guarded_compose
+from pooltui.tui.widgets import sharing
 from pooltui.tui.widgets.blockmap import BlockMapView
-from pooltui.tui.widgets.sharing import block_sharing_text, shared_head, shared_legend
 
 Number = int | float
 
@@ -124,7 +124,7 @@ def pool_head(pool: PoolView, violation: Violation | None, width: int, palette: 
     head.append(number(pool.cached, 4), Style(color=palette.cached, bold=True))
     head.append(SEP + "free ", "dim")
     head.append(number(pool.free, 4), Style(bold=True))
-    head.append_text(shared_head(pool, palette))
+    head.append_text(sharing.shared_head(pool, palette))
     head.append("   ")
     if violation is not None and (violation.pool in (None, pool.label)):
         head.append(f"✗ {violation.invariant}", Style(color=palette.error, bold=True))
@@ -171,7 +171,9 @@ def protected_entries(pool: PoolView) -> tuple[frozenset[int], EntryView | None]
     return waiting, victim
 
 
-def pool_legend(pool: PoolView, lines: int, palette: Palette, marks: tuple[str, ...] = ()) -> Text:
+def pool_legend(
+    pool: PoolView, lines: int, palette: Palette, marks: tuple[str, ...] = (), width: int = 80
+) -> Text:
     """Who holds what, under the block map: what the map's marks mean (`marks`, those it
     shows), each hold in its colour with its size and computed / context, then each cache
     entry with its eviction rank (0 goes first). At most `lines` lines; what does not fit
@@ -189,9 +191,8 @@ def pool_legend(pool: PoolView, lines: int, palette: Palette, marks: tuple[str, 
         return text
     if text:
         text.append("\n")
-    for row in (shared := shared_legend(pool, lines - 1)):
-        text.append_text(row)
-        text.append("\n")
+    for row in (shared := sharing.shared_legend(pool, lines, width)):
+        text.append_text(row + "\n")
     lines -= len(shared)
     unit = pool.block or 1
     waiting, victim = protected_entries(pool)
@@ -288,7 +289,8 @@ class PoolCard(SafeRender, Vertical):
             return max(self.LEGEND_LINES, room)
         wanted = len(self.pool.holds) + len(self.pool.entries)
         map_rows = self.map.rows(self.map.size.width or self.size.width or None)
-        legend = max(min(self.LEGEND_LINES, wanted), room - map_rows)
+        more = sharing.legend_lines(self.pool)  # shared contents' lines, above the holds
+        legend = max(min(self.LEGEND_LINES + more, wanted + more), room - map_rows)
         map_height = max(1, min(map_rows, room - legend))
         if map_height != self._map_height:
             self._map_height = map_height
@@ -323,7 +325,7 @@ class PoolCard(SafeRender, Vertical):
                 "shared": pool.shared > 0,
             }
             marks = tuple(name for name, on_map in shown.items() if on_map)
-        set_text(self.legend, pool_legend(pool, lines, palette, marks))
+        set_text(self.legend, pool_legend(pool, lines, palette, marks, width))
         if self.map is not None:
             self.map.set_palette(palette)
             self.map.set_pool(pool, highlight, vblocks)
@@ -612,7 +614,7 @@ def inspect_block_text(snap: Snapshot, pool_label: str, block: int) -> Text:
     else:
         text.append("\n")
         owner = None
-    text.append_text(block_sharing_text(pool, block))
+    text.append_text(sharing.block_sharing_text(pool, block))
     if owner is None:
         text.append("free\n", "dim")
         return text

@@ -85,7 +85,7 @@ def _names(holders: tuple[BlockOwner, ...], room: int) -> Text:
     text = Text()
     for i, o in enumerate(holders):
         word = ("" if not i else ", ") + o.session
-        if text.cell_len + len(word) > room and i:
+        if text.cell_len + len(word) + 5 > room and i:
             text.append(f", +{len(holders) - i}", "dim")
             break
         if i:
@@ -97,27 +97,42 @@ def _names(holders: tuple[BlockOwner, ...], room: int) -> Text:
 
 def shared_legend(pool: PoolView, lines: int, width: int = 100) -> list[Text]:
     """The legend's lines for shared blocks, one per content group:
-    `×  content 1: 32 blocks, 5 holders: chat[3], chat[7], …`. At most `lines` (and
-    GROUP_LINES); a last line counts the groups that do not fit."""
+    `×  content 1: 32 blocks, 5 holders: chat[3], chat[7], +3`, at most `lines - 1` of them
+    (and GROUP_LINES), so one line is left for the holds; groups that do not fit share the
+    last line, without their holders' names. Each line fits in `width`."""
     groups = shared_groups(pool)
-    limit = max(1, min(lines, GROUP_LINES))
+    limit = max(1, min(lines - 1, GROUP_LINES))
     rows = []
-    for g in groups[: limit if len(groups) <= limit else limit - 1]:
-        row = Text()
-        first = g.holders[0].session_id if g.holders else None
-        colour = session_hex(first)
+    full = groups if len(groups) <= limit else groups[: limit - 1]
+    for g in full:
+        row = _glyph(g)
         row.append(
-            SHARED_GLYPH + " ", Style(color=contrast_text(colour), bgcolor=colour, bold=True)
+            f"content {g.content}: {_n(g.blocks, 'block')}, {_n(len(g.holders), 'holder')}: "
         )
-        row.append(" content ")
-        row.append(g.content, Style(bold=True))
-        row.append(f": {_n(g.blocks, 'block')}, {_n(len(g.holders), 'holder')}: ")
         row.append_text(_names(g.holders, max(10, width - row.cell_len)))
         rows.append(row)
-    if len(groups) > len(rows):
-        more = len(groups) - len(rows)
-        rows.append(Text(f"+{more} more shared content{'' if more == 1 else 's'}", "dim"))
+    rest = groups[len(full) :]
+    if rest:
+        row = _glyph(rest[0])
+        row.append(" · ".join(f"content {g.content}: {_n(g.blocks, 'block')}, "
+                              f"{_n(len(g.holders), 'holder')}" for g in rest))  # fmt: skip
+        row.truncate(width, overflow="ellipsis")
+        rows.append(row)
     return rows
+
+
+def legend_lines(pool: PoolView) -> int:
+    """Lines a lone pool's legend takes more for its shared contents (the map gives them)."""
+    return GROUP_LINES if pool.shared else 0
+
+
+def _glyph(group: SharedGroup) -> Text:
+    """A group's key: the shared mark in its first holder's colour, as on the map."""
+    colour = session_hex(group.holders[0].session_id if group.holders else None)
+    text = Text()
+    text.append(SHARED_GLYPH + " ", Style(color=contrast_text(colour), bgcolor=colour, bold=True))
+    text.append(" ")
+    return text
 
 
 def shared_head(pool: PoolView, palette: Palette) -> Text:
