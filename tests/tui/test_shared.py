@@ -204,3 +204,18 @@ async def test_clicking_a_shared_block_shows_its_holders_in_details() -> None:
         assert "reference count 3 (shared)" in details
         assert "3 holders: chat[0], chat[1], chat[2]" in details
         assert "content: 'sys'" in details
+
+
+def test_a_chain_of_keys_the_same_holds_share_is_one_legend_line() -> None:
+    """tests/tui/specs/chain.pool: req[0] (16 units, blocks of 4, keys 7, 8, 9 then its own)
+    is admitted at t=0 and its iteration registers blocks 0-2; req[1] (the same keys) waits
+    for the next iteration (t=0.01), where req[0] grows into block 4 (#8) and req[1] hits
+    blocks 0-2, 12 units < 16 (#9). Each block reads one key, '7', '8', '9'; the same two
+    holds hold all three, so they are one group '7 … 9', not three lines."""
+    sim = Simulation(compile_file(str(Path(__file__).parent / "specs" / "chain.pool")))
+    sim.run(events=10)
+    pool = sim.snapshot().pool("kv")
+    assert pool.shared == 3
+    (group,) = shared_groups(pool)
+    assert (group.content, group.blocks) == ("7 … 9", 3)
+    assert [h.session for h in group.holders] == ["req[0]", "req[1]"]
