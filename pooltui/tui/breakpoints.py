@@ -2,7 +2,9 @@
 
 Three kinds:
 - moment: an event whose moment is NAME (language.md §7), optionally narrowed to a pool,
-  a stage, a session class or one session: `admit pool=kv class=chat`.
+  a stage, a session class or one session: `admit pool=kv class=chat`; and by comparisons
+  of the event's own figures (its `units`, its moment's numeric data, language.md §13):
+  `admit shared>0` stops on an admission that hit blocks other holds still hold.
 - condition: `if EXPR`, an expression of the spec language. It hits when the expression
   *becomes* true (false before the event, true after), like a watchpoint, so `continue` from
   a state where it already holds goes on to the next time it turns true.
@@ -44,6 +46,7 @@ class Breakpoint:
     stage: str | None = None
     session_class: str | None = None
     session: str | None = None
+    figures: tuple[tuple[str, str, float], ...] = ()  # (figure, operator, number): all hold
     condition: str | None = None  # the text, as written
     expr: Any = None  # compiled condition (pooltui.lang.ir.Expr)
     time: float | None = None
@@ -63,6 +66,7 @@ class Breakpoint:
             ):
                 if value is not None:
                     parts.append(f"{key}={value}")
+            parts += [f"{key}{op}{number(value)}" for key, op, value in self.figures]
             text = " ".join(parts)
         elif self.kind == "condition":
             text = f"if {self.condition}"
@@ -116,9 +120,47 @@ def moment_matches(bp: Breakpoint, event: Event) -> bool:
         return False
     if bp.session_class is not None and event.session_class != bp.session_class:
         return False
-    return not (
-        bp.session is not None and event.session != bp.session and bp.session not in event.others
-    )
+    if bp.session is not None and event.session != bp.session and bp.session not in event.others:
+        return False
+    return all(_compare(_figure(event, key), op, value) for key, op, value in bp.figures)
+
+
+# The numeric figures of each moment a breakpoint can compare (language.md §13's table);
+# every moment has `units` too. Others (names, lists) are not numbers to compare.
+FIGURES = {
+    "arrive": ("serial",),
+    "admit": ("hit", "shared"),
+    "grow": ("added_blocks",),
+    "preempt": ("cached",),
+    "release": ("cached",),
+    "evict": ("left",),
+    "spill": ("work", "have"),
+    "reload": ("hit", "work", "ahead"),
+    "iteration": ("iteration", "tokens", "budget_used", "budget_left", "duration"),
+    "iteration-end": ("iteration", "tokens"),
+    "send": ("work",),
+}
+_OPS = {
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    "=": lambda a, b: a == b,
+    "==": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
+}
+_COMPARISON = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(>=|<=|==|!=|>|<|=)(-?\d+(?:\.\d*)?(?:e-?\d+)?)")
+
+
+def _figure(event: Event, key: str) -> Any:
+    return event.units if key == "units" else event.get(key)
+
+
+def _compare(value: Any, op: str, number: float) -> bool:
+    """A figure the event lacks, or that is no number, never matches."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    return bool(_OPS[op](value, number))
 
 
 def time_matches(bp: Breakpoint, prev_time: float, event: Event) -> bool:
@@ -337,7 +379,16 @@ def parse_breakpoint(
                 f"moments: {', '.join(MOMENTS)}; or write `if EXPR` or `at T`"
             )
         bp = Breakpoint(0, "moment", moment=head)
+        # `shared > 0` is one word, `shared>0`, as is `pool = kv`.
+        rest = re.sub(r"\s*(>=|<=|==|!=|>|<|=)\s*", r"\1", rest)
         for word in rest.split():
+            comparison = _COMPARISON.fullmatch(word)
+            named = re.fullmatch(r"(\w+)(>=|<=|==|!=|>|<)(.*)", word)
+            if named is not None and named.group(1) in _KEYS:
+                raise BreakpointError(f"{named.group(1)}= takes a name: {named.group(1)}=NAME")
+            if comparison is not None and comparison.group(1) not in _KEYS:
+                bp.figures += (_parse_figure(head, *comparison.groups()),)
+                continue
             key, eq, value = word.partition("=")
             if eq:
                 if key not in _KEYS:
@@ -354,6 +405,17 @@ def parse_breakpoint(
     if options:
         _parse_options(options, bp)
     return bp
+
+
+def _parse_figure(moment: str, key: str, op: str, value: str) -> tuple[str, str, float]:
+    """`shared>0` on `admit`: a figure the moment has, or a refusal naming those it has."""
+    figures = ("units", *FIGURES.get(moment, ()))
+    if key not in figures:
+        raise BreakpointError(
+            f"{key}{op}{value} can never fire: {moment} events have no figure {key!r}"
+            f"{_suggest(key, figures)} (its figures: {', '.join(figures)})"
+        )
+    return key, op, float(value)
 
 
 def _member(word: str) -> tuple[str, int | None] | None:

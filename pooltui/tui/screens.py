@@ -89,6 +89,7 @@ class HelpScreen(ModalScreen[None]):
             yield Static(
                 "Click a block or a session to inspect it; click an event to go there.\n"
                 "Breakpoints: `admit pool=kv`, `evict class=chat`, `preempt session=chat[3]`,\n"
+                "`admit shared>0` (an event's figures: units, and its moment's data),\n"
                 "`if free(kv) < 64`, `at 12.5`; options after `;`: once, ignore N, off.\n"
                 f"Moments: {', '.join(MOMENTS)}",
                 id="help-notes",
@@ -192,7 +193,7 @@ class BreakpointsScreen(ExpressionScreen):
             box.border_title = "Breakpoints"
             yield ItemTable(id="bp-table", cursor_type="row", zebra_stripes=True)
             yield Static(
-                "Add: a moment (admit pool=kv, evict class=chat, preempt session=chat[3]), "
+                "Add: a moment (admit pool=kv, evict class=chat, admit shared>0), "
                 "a condition (if free(kv) < 64) or a time (at 12.5); options after ';': "
                 "once, ignore N, off.   In the list: space on/off, o one-shot, +/- ignore, d delete.",
                 classes="hint",

@@ -4,6 +4,7 @@ Update with `pytest tests/tui/test_snapshots.py --snapshot-update` after checkin
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from textual.app import App, ComposeResult
@@ -211,3 +212,27 @@ def test_timeline_after_a_deadlock(snap_compare: Any) -> None:
 
     app = make_app(sim=FakeSim(deadlock=True))
     assert snap_compare(app, terminal_size=(120, 30), run_before=steady(before))
+
+
+SHARED_SPEC = str(Path(__file__).parent / "specs" / "shared.pool")
+
+
+def test_shared_blocks_inspected(snap_compare: Any) -> None:
+    """tests/tui/specs/shared.pool after its iteration 2 starts (#13): blocks 0 and 1 held by
+    chat[0], chat[1] and chat[2] (×3, `shared 2`, the legend's content 'sys'), block 0
+    inspected in Details (test_shared.py works the figures out)."""
+
+    async def before(pilot: Pilot[Any]) -> None:
+        await goto(13)(pilot)
+        app = pilot.app
+        assert isinstance(app, PoolApp)
+        app.inspect_block("kv", 0)
+        await settle(pilot)
+
+    app = PoolApp.from_spec(SHARED_SPEC)
+    assert snap_compare(app, terminal_size=SIZE, run_before=steady(before))
+
+
+def test_shared_blocks_at_80x24(snap_compare: Any) -> None:
+    app = PoolApp.from_spec(SHARED_SPEC)
+    assert snap_compare(app, terminal_size=(80, 24), run_before=steady(goto(13)))

@@ -18,6 +18,7 @@ from textual.strip import Strip
 
 from pooltui.sim.snapshot import PoolView
 from pooltui.tui.colors import Palette, contrast_text, dimmed_hex, on, rank_glyph, session_hex
+from pooltui.tui.widgets.sharing import shared_blocks, shared_cell
 
 CELL = 2  # characters per block: a square-ish cell (big pools)
 GUTTER = 7  # the block index of each row's first cell
@@ -50,12 +51,14 @@ class BlockMapView(ScrollView, can_focus=True):
         self.pool: PoolView | None = pool
         self.highlight: frozenset[int] = frozenset()
         self.violation_blocks: frozenset[int] = frozenset()
+        self.shared: frozenset[int] = frozenset()  # blocks more than one hold holds
         self.palette = Palette()
         self._generation = 0
         self._cache: LRUCache[tuple[int, int, int], Strip] = LRUCache(1024)
         self._styles: dict[int, tuple[Style, str]] = {}
         self._cell_key: tuple[int, int] = (-1, -1)
         self._cell = CELL
+        self._marks: tuple[int, frozenset[int]] = (-1, frozenset())
 
     # ----------------------------------------------------------------- data
     def set_pool(
@@ -67,6 +70,7 @@ class BlockMapView(ScrollView, can_focus=True):
         self.pool = pool
         self.highlight = highlight
         self.violation_blocks = violation_blocks
+        self.shared = shared_blocks(pool)
         self._invalidate()
 
     def set_palette(self, palette: Palette) -> None:
@@ -190,9 +194,7 @@ class BlockMapView(ScrollView, can_focus=True):
         gutter_style = Style(color=pal.muted, bgcolor=pal.background)
         segments = [Segment(f"{start:>{GUTTER - 1}} ", gutter_style)]
         cells = blocks.cells
-        marks = self.highlight | self.violation_blocks
-        if self.selected is not None:
-            marks = marks | {self.selected}
+        marks = self._all_marks()
         if cell != CELL:
             return self._wide_row(segments, start, end, cell, marks, width)
         # Group runs of equal cells into one segment: few segments per row.
@@ -259,7 +261,26 @@ class BlockMapView(ScrollView, can_focus=True):
             return Segment("!!", on(pal.error))
         if i == self.selected:
             return Segment("[]", style + Style(bold=True, color=pal.highlight))
+        if i in self.shared and i not in self.highlight:
+            return self._shared(i, style)
         return Segment("◆" + glyph[1:], style + Style(bold=True, color=pal.highlight))
+
+    def _all_marks(self) -> frozenset[int]:
+        """The blocks drawn one by one (marked or shared), once per generation: a pool can
+        share many blocks, and every row asks."""
+        if self._marks[0] != self._generation:
+            marks = self.highlight | self.violation_blocks | self.shared
+            if self.selected is not None:
+                marks = marks | {self.selected}
+            self._marks = (self._generation, marks)
+        return self._marks[1]
+
+    def _shared(self, i: int, style: Style) -> Segment:
+        """A block several holds share: × and its reference count, in its first holder's
+        colour."""
+        blocks = self.pool.blocks if self.pool is not None else None
+        count = blocks.count(i) if blocks is not None else 2
+        return Segment(shared_cell(count), style + Style(bold=True))
 
     # ----------------------------------------------------------------- input
     def block_at(self, x: int, y: int) -> int | None:

@@ -20,11 +20,17 @@ from textual.widgets import Static
 
 from pooltui.lang.words import number, value_text
 from pooltui.sim.events import Event
-from pooltui.sim.snapshot import EntryView, PoolView, Snapshot, StageView, Violation
-from pooltui.tui.colors import Palette, contrast_text, dimmed_hex, on, rank_glyph, session_hex
+from pooltui.sim.snapshot import PoolView, Snapshot, StageView, Violation
+from pooltui.tui.colors import Palette, on, rank_glyph, session_hex
 from pooltui.tui.driver import WatchValue
 from pooltui.tui.messages import SafeRender, guarded_compose
+from pooltui.tui.widgets import sharing
 from pooltui.tui.widgets.blockmap import BlockMapView
+from pooltui.tui.widgets.legend import (
+    SEP,
+    pool_legend,
+    session_text,
+)
 
 Number = int | float
 
@@ -62,12 +68,6 @@ def set_text(widget: Static, text: Text, *, wrap: bool = False, grow_only: bool 
     widget.update(text, layout=layout)
 
 
-def session_text(name: str, session_id: int | None, *, bold: bool = True) -> Text:
-    """A session's name in its colour; clicking it inspects the session."""
-    meta = {"@click": f"app.inspect_session({session_id})"} if session_id is not None else {}
-    return Text(name, style=Style(color=session_hex(session_id), bold=bold, meta=meta))
-
-
 def bar(pool: PoolView, width: int, palette: Palette) -> Text:
     """allocated / cached / free against cap, as a one-line bar."""
     text = Text()
@@ -89,9 +89,6 @@ def bar(pool: PoolView, width: int, palette: Palette) -> Text:
     text.append("▒" * c, Style(color=palette.cached))
     text.append("·" * max(0, width - a - c), Style(color=palette.free))
     return text
-
-
-SEP = " · "
 
 
 def pool_head(pool: PoolView, violation: Violation | None, width: int, palette: Palette) -> Text:
@@ -130,6 +127,7 @@ def pool_head(pool: PoolView, violation: Violation | None, width: int, palette: 
     head.append(number(pool.cached, 4), Style(color=palette.cached, bold=True))
     head.append(SEP + "free ", "dim")
     head.append(number(pool.free, 4), Style(bold=True))
+    head.append_text(sharing.shared_head(pool, palette))
     head.append("   ")
     if violation is not None and (violation.pool in (None, pool.label)):
         head.append(f"✗ {violation.invariant}", Style(color=palette.error, bold=True))
@@ -141,110 +139,6 @@ def pool_head(pool: PoolView, violation: Violation | None, width: int, palette: 
         head.append("\n")
         head.append("cap inf: no block map; the bar shows allocated against cached", "dim italic")
     return head
-
-
-def _n(count: int, one: str, many: str | None = None) -> str:
-    return f"{count} {one if count == 1 else (many or one + 's')}"
-
-
-MARKS = {
-    "event": ("◆", "blocks of this event"),
-    "inspected": ("[ ]", "the inspected block"),
-    "violation": ("!!", "blocks of the violation"),
-}
-
-
-def marks_key(marks: Iterable[str], palette: Palette) -> Text:
-    """What the marks drawn on the block map mean (only those it shows now)."""
-    text = Text()
-    for name in marks:
-        glyph, meaning = MARKS[name]
-        if text:
-            text.append("   ")
-        text.append(glyph, Style(bold=True, color=palette.highlight))
-        text.append(f" {meaning}", "dim")
-    return text
-
-
-def protected_entries(pool: PoolView) -> tuple[frozenset[int], EntryView | None]:
-    """The sessions whose cache entry is protected (each waits on the pool: its own entry is
-    its hit, and its admission never evicts it, language.md §8.2), and the entry evicted
-    next: the first by rank whose session is not waiting."""
-    waiting = frozenset(item.session_id for item in pool.queue)
-    victim = next((e for e in pool.entries if e.session_id not in waiting), None)
-    return waiting, victim
-
-
-def pool_legend(pool: PoolView, lines: int, palette: Palette, marks: tuple[str, ...] = ()) -> Text:
-    """Who holds what, under the block map: what the map's marks mean (`marks`, those it
-    shows), each hold in its colour with its size and computed / context, then each cache
-    entry with its eviction rank (0 goes first). At most `lines` lines; what does not fit
-    is counted."""
-    text = Text()
-    if marks:
-        text.append_text(marks_key(marks, palette))
-        lines -= 1
-    holds, entries = pool.holds, pool.entries
-    if not holds and not entries:
-        if not pool.allocated and not pool.cached:
-            if text:
-                text.append("\n")
-            text.append("no hold and no cache entry: every block is free", "dim italic")
-        return text
-    if text:
-        text.append("\n")
-    unit = pool.block or 1
-    waiting, victim = protected_entries(pool)
-    name_w = max([len(h.session) for h in holds] + [len(e.session) for e in entries]) + 2
-    rows: list[Text] = []
-    for h in holds:
-        row = Text()
-        colour = session_hex(h.session_id)
-        row.append("██", Style(color=colour))
-        row.append(" ")
-        name = session_text(h.session, h.session_id)
-        name.pad_right(max(0, name_w - len(h.session)))
-        row.append_text(name)
-        row.append(f"holds {_n(h.blocks, 'block')} ({number(h.size, 4)} units)".ljust(30))
-        row.append(f"computed {number(h.computed, 4)}{SEP}context {number(h.context, 4)}", "dim")
-        rows.append(row)
-    for e in entries:
-        row = Text()
-        colour = dimmed_hex(e.session_id, palette.background)
-        row.append(f"{rank_glyph(e.rank)} ", Style(color=contrast_text(colour), bgcolor=colour))
-        row.append(" ")
-        name = session_text(e.session, e.session_id)
-        name.pad_right(max(0, name_w - len(e.session)))
-        row.append_text(name)
-        blocks = e.blocks or -(-e.units // unit)
-        row.append(f"cached {_n(blocks, 'block')} ({number(e.units, 4)} units)".ljust(30))
-        if e is victim:
-            row.append(f"rank {e.rank} = evicted next", "dim")
-        else:
-            row.append(f"rank {e.rank}", "dim")
-        if e.session_id in waiting:
-            row.append(f"{SEP}protected: {e.session} waits for {pool.label}", "bold")
-        if e.spilled:
-            row.append(f"{SEP}spilled here", "dim")
-        if not e.alive:
-            row.append(f"{SEP}session ended", "dim")
-        rows.append(row)
-    lines = max(1, lines)
-    if len(rows) > lines:
-        shown = rows[: lines - 1]
-        more_h = max(0, len(holds) - len(shown))
-        more_e = len(rows) - len(shown) - more_h
-        parts = []
-        if more_h:
-            parts.append(_n(more_h, "hold"))
-        if more_e:
-            parts.append(_n(more_e, "cache entry", "cache entries"))
-        rows = [*shown, Text("+" + " and ".join(parts) + " more", "dim")]
-    for i, row in enumerate(rows):
-        if i:
-            text.append("\n")
-        text.append_text(row)
-    return text
 
 
 class PoolCard(SafeRender, Vertical):
@@ -288,7 +182,8 @@ class PoolCard(SafeRender, Vertical):
             return max(self.LEGEND_LINES, room)
         wanted = len(self.pool.holds) + len(self.pool.entries)
         map_rows = self.map.rows(self.map.size.width or self.size.width or None)
-        legend = max(min(self.LEGEND_LINES, wanted), room - map_rows)
+        more = sharing.legend_lines(self.pool)  # shared contents' lines, above the holds
+        legend = max(min(self.LEGEND_LINES + more, wanted + more), room - map_rows)
         map_height = max(1, min(map_rows, room - legend))
         if map_height != self._map_height:
             self._map_height = map_height
@@ -320,9 +215,14 @@ class PoolCard(SafeRender, Vertical):
                 "event": bool(highlight),
                 "inspected": self.map.selected is not None,
                 "violation": bool(vblocks),
+                "shared": pool.shared > 0,
             }
             marks = tuple(name for name, on_map in shown.items() if on_map)
-        set_text(self.legend, pool_legend(pool, lines, palette, marks), grow_only=running(self))
+        set_text(
+            self.legend,
+            pool_legend(pool, lines, palette, marks, width),
+            grow_only=running(self),
+        )
         if self.map is not None:
             self.map.set_palette(palette)
             self.map.set_pool(pool, highlight, vblocks)
@@ -611,6 +511,7 @@ def inspect_block_text(snap: Snapshot, pool_label: str, block: int) -> Text:
     else:
         text.append("\n")
         owner = None
+    text.append_text(sharing.block_sharing_text(pool, block))
     if owner is None:
         text.append("free\n", "dim")
         return text
