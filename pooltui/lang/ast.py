@@ -231,15 +231,17 @@ Stmt = Assign | HoldS | RunS | GrowS | SendS | WaitS | RepeatS | IfS
 class Option:
     """One option of a pool or a stage; which fields are set depends on `key`."""
 
-    key: str  # cap block evict preempt queue admit spill budget seats time rate lanes prefill serve
+    # cap block evict preempt queue admit spill reload; budget seats time rate lanes prefill serve
+    key: str
     span: Span
     key_span: Span
     expr: Expr | None = None  # cap block budget seats time rate lanes
     word: str | None = None  # lru fifo none lifo chunked whole
     keys: list[Expr] | None = None  # evict by / queue by
-    names: list[tuple[str, Span]] = field(default_factory=list)  # admit via S; spill T via L
-    work: Expr | None = None
-    when: Expr | None = None
+    # admit via S; spill T via L; reload via L
+    names: list[tuple[str, Span]] = field(default_factory=list)
+    work: Expr | None = None  # spill, reload
+    when: Expr | None = None  # spill; reload (None when it has no `when`)
 
 
 @dataclass(slots=True)

@@ -153,6 +153,7 @@ class Checker:
             declarations.stage(self, d, sym) for d, sym in zip(stages, stage_syms, strict=True)
         ]
         c_pools = [declarations.pool(self, d, sym) for d, sym in zip(pools, pool_syms, strict=True)]
+        c_pools = declarations.reload_tiers(c_pools)
         c_sessions = [session(self, s, tables.get(id(s))) for s in sessions]
         c_checks = [declarations.check_decl(self, c) for c in checks]
         if self.diags:

@@ -2,13 +2,15 @@
 families join), and checks.
 
 Owns the limits on a pool's or stage's size, `register`, the `Sym` of each declaration
-and the `CPool` / `CStage` / `CCheck` built from it. It may not check sessions or their
-statements (`sessions`) or read a session's source (`sources`).
+and the `CPool` / `CStage` / `CCheck` built from it (with a pool's `reload` and the tiers
+it reads). It may not check sessions or their statements (`sessions`) or read a session's
+source (`sources`).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from pooltui.lang import ast as A
@@ -239,9 +241,70 @@ def pool(ck: Checker, d: A.PoolD, sym: Sym) -> ir.CPool | None:
             kw["spill"] = ir.CSpill(tier, link, work, when, o.span)
         else:
             ok = False
+    if "reload" in opts:
+        r = reload(ck, sym, opts)
+        ok &= r is not None
+        kw["reload"] = r
     if not ok:
         return None
     return ir.CPool(name=d.name, count=sym.count, family=sym.family, span=d.name_span, **kw)  # type: ignore[arg-type]
+
+
+# What a reload's work and predicate read (content-and-reload.md §3): the loadable units,
+# and what the attempted hold's session reads outside its hold. Not `computed` or `context`:
+# the attempt changes computed from the pool's own hit to hit + loadable around them.
+RELOAD_VARS = frozenset({"now", "serial", "size"})
+RELOAD_DRAW = (
+    "a reload is evaluated at every admission attempt, and a draw there would make the "
+    "session's draws depend on the cache"
+)
+
+
+def reload(ck: Checker, pool: Sym, opts: dict[str, A.Option]) -> ir.CReload | None:
+    """`reload via LINK (WORK) [when (PRED)];`: its link, its expressions, and that the pool
+    spills (a reload reads back down the spill chain). `tiers` is filled by `reload_tiers`."""
+    o = opts["reload"]
+    good = True
+    if "spill" not in opts:
+        ck.err(
+            o.span,
+            f"reload needs spill: pool '{pool.name}' reloads what it spilled to its tiers, and "
+            "it does not spill (add spill POOL via LINK (WORK) when (PRED);)",
+        )
+        good = False
+    (link, link_span), *_ = o.names
+    link_sym = names.lookup(ck, link, link_span, "link", "reload via")
+    if link_sym is None or not join(ck, pool, link_sym, f"reload via {link}", link_span):
+        good = False
+    assert o.work is not None
+    work = expressions.top_expr(ck, o.work, Ctx("a reload's work", RELOAD_VARS, True, RELOAD_DRAW))
+    good &= work is not None and closed.slot(ck, work, "work", "reload work")
+    when: ir.Expr | None = None
+    if o.when is not None:
+        cx = Ctx("a reload's predicate", RELOAD_VARS, True, RELOAD_DRAW)
+        when = expressions.top_expr(ck, o.when, cx)
+        good &= when is not None and closed.slot(ck, when, "value", "")
+    if not good or work is None:
+        return None
+    return ir.CReload(link, work, when, (), o.span)
+
+
+def reload_tiers(pools: list[ir.CPool | None]) -> list[ir.CPool | None]:
+    """Each reload's `tiers`: its pool's spill chain, each pool once (a chain that comes
+    back to a pool on it stops there)."""
+    tier_of = {p.name: p.spill.tier for p in pools if p is not None and p.spill is not None}
+    out: list[ir.CPool | None] = []
+    for p in pools:
+        if p is None or p.reload is None:
+            out.append(p)
+            continue
+        chain: list[str] = []
+        at_pool = p.name
+        while at_pool in tier_of and tier_of[at_pool] != p.name and tier_of[at_pool] not in chain:
+            at_pool = tier_of[at_pool]
+            chain.append(at_pool)
+        out.append(replace(p, reload=replace(p.reload, tiers=tuple(chain))))
+    return out
 
 
 def check_decl(ck: Checker, c: A.CheckD) -> ir.CCheck | None:

@@ -210,6 +210,23 @@ class CSpill:
 
 
 @dataclass(frozen=True, slots=True)
+class CReload:
+    """`reload via LINK (WORK) [when (PRED)];` (content-and-reload.md §3): at an attempt,
+    the continuation of a hold's content past its hit in this pool is looked for in `tiers`
+    (the spill chain, in order); the loadable units come back over `via` as one job of
+    `work` before the hold runs. `work` and `when` read `size` (the loadable units), `now`,
+    `serial`, the hold's session's attributes, constants and queries; `when` None: always."""
+
+    via: str  # a link stage (family joined member for member, or shared)
+    work: Expr
+    when: Expr | None
+    # The pools looked in, in order: this pool's spill tier, then that pool's tier, … up to a
+    # pool that does not spill, or one already on the chain (a spill cycle is walked once).
+    tiers: tuple[str, ...] = ()
+    span: Span = NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
 class CPool:
     """A pool, field for field as the Pool reference names it, plus its family size."""
 
@@ -224,6 +241,7 @@ class CPool:
     count: int = 1
     family: bool = False
     span: Span = NO_SPAN
+    reload: CReload | None = None  # read back from the spill chain (content-and-reload.md §3)
 
 
 # --------------------------------------------------------------------------- statements

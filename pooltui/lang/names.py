@@ -27,11 +27,12 @@ if TYPE_CHECKING:
 # Where each context variable means something (for the error when it is read elsewhere).
 VAR_PLACES = {
     "now": "every expression but constants and arrivals",
-    "serial": "session statements, hold headers, queue keys and evict keys",
+    "serial": "session statements, hold headers, queue keys, evict keys and a reload's work "
+    "and predicate",
     "computed": "hold headers and the statements inside a hold",
     "context": "hold headers and the statements inside a hold",
     "waited": "queue keys",
-    "size": "evict keys and a spill's work and predicate",
+    "size": "evict keys and the work and predicate of a spill or a reload",
     "age": "evict keys",
     "last": "evict keys",
     "waiting": "queue keys and evict keys",
@@ -93,11 +94,16 @@ def lookup(ck: Checker, name: str, span: Span, want: str, clause: str) -> Sym | 
     sym = ck.syms.get(name)
     if sym is None:
         kind = "pool" if want == "pool" else "stage"
+        # A step stage is no suggestion where a link is wanted, nor the reverse.
         near = nearest(
             name,
             ck.vocab(
-                ("syms", kind, len(ck.syms)),
-                lambda: (s.name for s in ck.syms.values() if s.kind == kind),
+                ("syms", want, len(ck.syms)),
+                lambda: (
+                    s.name
+                    for s in ck.syms.values()
+                    if s.kind == kind and want in (kind, s.stage_kind)
+                ),
             ),
         )
         hint = f"; did you mean '{near}'?" if near else ""

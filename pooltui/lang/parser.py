@@ -31,7 +31,7 @@ GRAMMAR_PATH = Path(__file__).with_name("grammar.lark")
 MAX_SYNTAX_ERRORS = 10
 
 DECL_KEYWORDS = ("seed", "const", "stage", "pool", "session", "check")
-POOL_OPTIONS = ("cap", "block", "evict", "preempt", "queue", "admit", "spill")
+POOL_OPTIONS = ("cap", "block", "evict", "preempt", "queue", "admit", "spill", "reload")
 STAGE_OPTIONS = ("budget", "seats", "time", "prefill", "serve", "rate", "lanes")
 STMT_KEYWORDS = ("hold", "run", "grow", "send", "wait", "repeat", "if")
 
@@ -141,6 +141,12 @@ class _Builder:
         kw, tier, _via, link, work, _when, pred = c
         names = [(str(tier), self.ts(tier)), (str(link), self.ts(link))]
         return A.Option("spill", self.sp(kw, pred), self.ts(kw), names=names, work=work, when=pred)
+
+    def opt_reload(self, c: list[Any]) -> A.Option:
+        kw, _via, link, work, rpar, _when, pred, pred_rpar = c
+        names = [(str(link), self.ts(link))]
+        span = self.sp(kw, pred_rpar if pred_rpar is not None else rpar)
+        return A.Option("reload", span, self.ts(kw), names=names, work=work, when=pred)
 
     # ---- sessions
     def session_count(self, c: list[Any]) -> A.SessionD:
@@ -463,7 +469,9 @@ def _describe(expected: set[str]) -> str:
     if expected >= _DECL_T:
         return "a declaration (seed, const, stage, pool, session or check)"
     if expected >= _POOL_T:
-        return "a pool option (cap, block, evict, preempt, queue, admit via, spill) or '}'"
+        return (
+            "a pool option (cap, block, evict, preempt, queue, admit via, spill, reload via) or '}'"
+        )
     if expected >= _STAGE_T:
         return "a stage option (budget, seats, time, prefill, serve, rate, lanes) or '}'"
     if {"HOLD", "RUN"} <= expected:
@@ -526,7 +534,7 @@ def _friendly(
             valid = POOL_OPTIONS if pool else STAGE_OPTIONS
             what = "pool" if pool else "stage"
             listing = (
-                "cap, block, evict, preempt, queue, admit via, spill"
+                "cap, block, evict, preempt, queue, admit via, spill, reload via"
                 if pool
                 else (
                     "budget, seats, time, prefill, serve (step stages); rate, lanes (link stages)"

@@ -18,6 +18,7 @@ replayed; `Simulation` is not thread-safe: one thread drives it at a time.
 """
 
 from pooltui.sim.compiled import build_label
+from pooltui.sim.eventlog import EventLog
 from pooltui.sim.events import HALTING, MOMENTS, Event
 from pooltui.sim.simulation import Simulation
 from pooltui.sim.snapshot import (
@@ -46,6 +47,7 @@ __all__ = [
     "Counts",
     "EntryView",
     "Event",
+    "EventLog",
     "HoldView",
     "LinkJobView",
     "PoolSummary",

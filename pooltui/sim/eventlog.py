@@ -106,6 +106,21 @@ class EventLog(Sequence[Event]):
         self.add(ev.time, ev.moment, ev.why, ev.session, ev.session_id, ev.session_class,
                  ev.pool, ev.stage, ev.others, ev.units, ev.blocks, ev.span, ev.data)  # fmt: skip
 
+    def truncate(self, n: int) -> None:
+        """Keep the first `n` events (the debugger's log forgets what a rewind undid)."""
+        if n >= len(self._times):
+            return
+        n = max(n, 0)
+        k, j = divmod(n, self._chunk)
+        if k < len(self._chunks):
+            self._tail = self._rows_of(k)[:j]
+            del self._chunks[k:]
+        else:
+            del self._tail[j:]
+        self._unpacked.clear()
+        del self._times[n:]
+        del self._moments[n:]
+
     # ------------------------------------------------------------------ reading
     def __len__(self) -> int:
         return len(self._times)
@@ -125,13 +140,17 @@ class EventLog(Sequence[Event]):
         k, j = divmod(index, self._chunk)
         if k == len(self._chunks):
             return self._tail[j]
+        return self._rows_of(k)[j]
+
+    def _rows_of(self, k: int) -> list[tuple[Any, ...]]:
+        """Packed chunk k's rows (the last few unpacked are kept)."""
         rows = self._unpacked.get(k)
         if rows is None:
             rows = pickle.loads(zlib.decompress(self._chunks[k]))
             if len(self._unpacked) >= _KEEP_UNPACKED:
                 del self._unpacked[next(iter(self._unpacked))]
             self._unpacked[k] = rows
-        return rows[j]
+        return rows
 
     def _event(self, index: int) -> Event:
         r = self._row(index)

@@ -30,6 +30,8 @@ MOMENTS = (
     "spill",
     "spilled",
     "spill-drop",
+    "reload",  # content-and-reload.md §3: named for breakpoints; the engine emits none yet
+    "reloaded",
     "iteration",
     "iteration-end",
     "run-done",

@@ -49,7 +49,7 @@ def status_text(
         text.append("▶ running", running_style)
     else:
         text.append("paused", Style(bold=True))
-    if stop:
+    if stop and not (stop == "paused" and not running):  # not "paused — paused"
         # What stopped it comes first: the counts can be cut, this cannot.
         text.append(" — ", "dim")
         text.append(stop, Style(bold=True))

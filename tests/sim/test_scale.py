@@ -94,6 +94,23 @@ def test_any_event_round_trips(rows: list[dict[str, Any]]) -> None:
     assert math.isfinite(log.nbytes())
 
 
+@pytest.mark.parametrize("keep", [0, 1, 6, 7, 8, 20, 10**6])
+def test_truncating_keeps_the_first_events_and_appends_after_them(
+    keep: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the debugger's log does on a rewind: forget the events after `keep`, then take
+    the new ones. Chunks of 7: cuts at a chunk's start, inside one, inside the tail."""
+    monkeypatch.setattr(eventlog_module, "CHUNK", 7)
+    _, seen = _recorded(SPECS["spill"])
+    log = EventLog(seen)
+    log.truncate(keep)
+    assert list(log) == seen[:keep]
+    assert list(log.times) == [e.time for e in seen[:keep]]
+    for ev in seen[keep:]:
+        log.append(ev)
+    assert list(log) == seen
+
+
 def test_appending_out_of_order_is_refused() -> None:
     log = EventLog()
     with pytest.raises(ValueError):

@@ -411,6 +411,8 @@ async def test_run_and_pause_answers_fast() -> None:
         assert not app.running and app.stop == "paused"
         assert app.snapshot is not None and not app.snapshot.finished
         assert 0 <= app.snapshot.event_index < app.snapshot.events_total
+        # Said once: a hand check in a real terminal read "paused — paused".
+        assert "paused" in status(app) and "paused — paused" not in status(app)
 
 
 async def test_speed_keys() -> None:

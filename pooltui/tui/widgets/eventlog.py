@@ -7,6 +7,8 @@ dimmed. Clicking an event, or choosing it with the keys and enter, goes there in
 from __future__ import annotations
 
 import bisect
+from array import array
+from collections.abc import Iterator
 from typing import ClassVar
 
 from rich.segment import Segment
@@ -20,6 +22,7 @@ from textual.reactive import reactive
 from textual.strip import Strip
 
 from pooltui.lang.words import number
+from pooltui.sim import EventLog as CompactLog
 from pooltui.sim.events import Event
 from pooltui.tui.colors import session_hex
 from pooltui.tui.widgets.lines import TextLines
@@ -95,14 +98,15 @@ class EventLog(TextLines, can_focus=True):
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
-        self.events: list[Event] = []
+        # Compact (some 40 bytes an event): a million `Event` objects cost a gigabyte.
+        self.events = CompactLog()
         self.future_style = Style(dim=True)
         self._cache: LRUCache[tuple[int, int, int, int], Strip] = LRUCache(512)
         self._generation = 0
         self._widest = 0
         # A filter: (moments, sessions or classes); `_rows` the indices it shows, in order.
         self.filter: tuple[frozenset[str], frozenset[str]] | None = None
-        self._rows: list[int] | None = None
+        self._rows: array[int] | None = None
 
     # ----------------------------------------------------------------- the filter
     def matches(self, ev: Event) -> bool:
@@ -116,12 +120,25 @@ class EventLog(TextLines, can_focus=True):
         names = (ev.session, ev.session_class, *ev.others)
         return any(name in sessions for name in names if name)
 
+    def _matching(self, start: int, stop: int) -> Iterator[int]:
+        """The indices in [start, stop) the filter shows; by moment alone, no event is built."""
+        if self.filter is None:
+            yield from range(start, stop)
+            return
+        moments, sessions = self.filter
+        log = self.events
+        for i in range(start, stop):
+            if moments and log.moment_at(i) not in moments:
+                continue
+            if not sessions or self.matches(log[i]):
+                yield i
+
     def set_filter(self, flt: tuple[frozenset[str], frozenset[str]] | None) -> None:
         """Show only the matching events (None: all); cheap to extend as events come."""
         if flt is not None and not flt[0] and not flt[1]:
             flt = None
         self.filter = flt
-        self._rows = None if flt is None else [e.index for e in self.events if self.matches(e)]
+        self._rows = None if flt is None else array("q", self._matching(0, len(self.events)))
         self._generation += 1
         self._cache.clear()
         self._update_size()
@@ -147,12 +164,15 @@ class EventLog(TextLines, can_focus=True):
         if not new:
             return
         if start < len(self.events):
-            del self.events[start:]
+            self.events.truncate(start)
             if self._rows is not None:
                 del self._rows[bisect.bisect_left(self._rows, start) :]
-        self.events.extend(new)
+        first = len(self.events)
+        for ev in new:
+            if ev.index >= first:  # a frame may repeat events the log already has
+                self.events.append(ev)
         if self._rows is not None:
-            self._rows.extend(e.index for e in new if self.matches(e))
+            self._rows.extend(self._matching(first, len(self.events)))
         # Long whys scroll sideways rather than being lost.
         self._widest = max(self._widest, max(PREFIX + len(e.why) for e in new))
         self._update_size()

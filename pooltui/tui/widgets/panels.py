@@ -11,6 +11,7 @@ from collections.abc import Iterable
 
 from rich.style import Style
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.reactive import reactive
@@ -351,6 +352,12 @@ class PoolsPanel(SafeRender, VerticalScroll):
     def watch_palette(self, palette: Palette) -> None:
         if self.snapshot is not None:
             self.update_snapshot(self.snapshot, palette)
+
+    def on_resize(self, event: events.Resize) -> None:
+        # The cards' heads are wrapped to the width: a layout change (teaching mode, tabs)
+        # that lands after the last snapshot would otherwise leave them wrapped to the old one.
+        if self.snapshot is not None:
+            self.update_snapshot(self.snapshot, self.palette)
 
     def watch_inspected(self, inspected: tuple[str, int] | None) -> None:
         for label, card in self.cards.items():
