@@ -1,5 +1,6 @@
 """Invariants: language.md §8 and content-and-reload.md §4 (each pool's ledger against the
-holds' block tables, through `ledgercheck`) as a check over the state.
+holds' block tables, through `ledgercheck`; links' lanes and reloading holds) as a check
+over the state.
 
 `check` reads the state and returns the first broken invariant as a `Violation`, or None.
 It changes nothing the simulation reads (with a `watch`, it empties the ledgers' notes of
@@ -13,7 +14,7 @@ from pooltui.lang.words import number
 from pooltui.sim import blocks, ledgercheck
 from pooltui.sim.ledgercheck import Watch
 from pooltui.sim.snapshot import Violation
-from pooltui.sim.state import State
+from pooltui.sim.state import S_FOREVER, S_RELOADING, State
 
 
 def check(
@@ -84,6 +85,9 @@ def check(
                     p.label,
                     tuple(t.blocks),
                 )
+    v = links_and_reloads(s)
+    if v is not None:
+        return v
     for st in s.stages:
         if st.kind != "step":
             continue
@@ -98,4 +102,65 @@ def check(
             "sessions",
             f"arrived {s.counters['arrived']} ≠ live {len(s.live)} + ended {s.counters['ended']}",
         )
+    return None
+
+
+def links_and_reloads(s: State) -> Violation | None:
+    """Each link's lanes (no more jobs in service than lanes; none waiting while a lane is
+    free), and content-and-reload.md §3 and §4 for reloads: a reloading hold is admitted,
+    its session stands still (reloading) and is no stage's resident, nor waits for a seat
+    or has tokens; it has exactly one reload job and every reload job names a reloading
+    hold; its computed is its hit + the units it reloads, within its size, and only its
+    hit's blocks are registered (the loading ones cannot be hit yet)."""
+    jobs: dict[int, int] = {}  # hold key -> reload jobs naming it
+    for st in s.stages:
+        if st.kind != "link":
+            continue
+        if len(st.jobs) > st.lanes:
+            return Violation("lanes", f"{st.label}: {len(st.jobs)} jobs on {st.lanes} lanes")
+        if st.waiting_jobs and len(st.jobs) < st.lanes:
+            return Violation("lanes", f"{st.label}: jobs wait while a lane is free")
+        for queue in (st.jobs, st.waiting_jobs):
+            for job in queue:
+                if job.kind == "reload":
+                    jobs[job.hold] = jobs.get(job.hold, 0) + 1
+    if not jobs and not any(h.reloading for x in s.live.values() for h in x.holds):
+        return None
+    seated: set[int] = set()
+    for st in s.stages:
+        seated.update(st.residents)
+        seated.update(st.joining)
+        seated.update(st.scheduled)
+    for sess in s.live.values():
+        for h in sess.holds:
+            if not h.reloading:
+                continue
+            p = s.pools[h.pool]
+            if jobs.pop(h.key, 0) != 1:
+                return Violation(
+                    "reload", f"{p.label}: {sess.name}'s reload has not exactly one job", p.label
+                )
+            where = f"{p.label}: {sess.name} is reloading"
+            if h.queued or sess.state not in (S_RELOADING, S_FOREVER):
+                return Violation("reload", f"{where} but is {sess.state}", p.label)
+            if sess.sid in seated:
+                return Violation("reload", f"{where} and is a resident of a stage", p.label)
+            hit = h.computed - h.reload_units
+            t = h.table
+            if h.reload_units <= 0 or hit < 0 or hit % p.block or h.computed > h.size:
+                return Violation(
+                    "reload",
+                    f"{where} {h.reload_units} units past a hit of {hit}, size {h.size}",
+                    p.label,
+                    tuple(t.blocks),
+                )
+            if t.nreg != hit // p.block:
+                return Violation(
+                    "reload",
+                    f"{where}: {t.nreg} blocks registered, its hit is {hit // p.block}",
+                    p.label,
+                    tuple(t.blocks),
+                )
+    if jobs:
+        return Violation("reload", "a reload job names no reloading hold")
     return None

@@ -50,6 +50,7 @@ EXPECTED = {
     "azure_code.pool",
     "shared_prefix.pool",
     "mooncake_conv.pool",
+    "offload.pool",
 }
 
 ALL = sorted(p.name for p in SPECS.glob("*.pool"))
@@ -383,17 +384,31 @@ def test_spill_tiers_spills_down_the_tiers_and_drops() -> None:
     assert all(e.units >= 8 for e in spills if e.pool == "dram")
     assert {e.pool for e in landed} | {e.pool for e in drops} <= {"dram", "ssd"}
     assert any(e.pool == "ssd" for e in drops)
-    # each link serves its spills FIFO on one lane, work / rate seconds each: the k-th
-    # spill into a tier ends (lands or drops) in order, no sooner than its work allows
+    # hbm reads back down the chain (content-and-reload.md §3): from dram, from ssd where
+    # dram's copy stops, and from both in one reload; every reload lands
+    reloads, reloaded = of(ev, "reload"), of(ev, "reloaded")
+    assert reloads and len(reloads) == len(reloaded)
+    assert all(e.units >= 8 and e.stage == "pcie" and e.pool == "hbm" for e in reloads)
+    tiers = {tuple(label for label, _ in e.get("tiers")) for e in reloads}
+    assert {("dram",), ("ssd",), ("dram", "ssd")} <= tiers
+    assert all(sum(u for _, u in e.get("tiers")) == e.units for e in reloads)
+    # each link serves its jobs FIFO on one lane, work / rate seconds each (pcie: the
+    # spills into dram and the reloads): the k-th job ends (lands, drops or is reloaded)
+    # in order, no sooner than its work allows
     rate = {"pcie": 1000, "nvme": 250}
-    for tier in ("dram", "ssd"):
-        starts = [e for e in spills if e.get("tier") == tier]
-        ends = [e for e in ev if e.moment in ("spilled", "spill-drop") and e.pool == tier]
-        assert all(e.get("work") == e.units for e in starts)  # work (size): units written
+    for tier, link in (("dram", "pcie"), ("ssd", "nvme")):
+        starts = [e for e in ev if e.units and e.moment in ("spill", "reload") and e.stage == link]
+        ends = [
+            e for e in ev
+            if (e.moment in ("spilled", "spill-drop") and e.pool == tier)
+            or (e.moment == "reloaded" and e.stage == link)
+        ]  # fmt: skip
+        assert all(e.get("work") == e.units for e in starts)  # work (size): units moved
         assert len(starts) == len(ends)
         free_at = 0.0
         for s, end in zip(starts, ends, strict=True):
             assert s.session == end.session
+            assert (s.moment == "reload") == (end.moment == "reloaded")
             free_at = max(free_at, s.time) + s.get("work") / rate[s.stage]
             assert end.time == pytest.approx(free_at)
 

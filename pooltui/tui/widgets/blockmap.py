@@ -50,6 +50,7 @@ class BlockMapView(ScrollView, can_focus=True):
         self.pool: PoolView | None = pool
         self.highlight: frozenset[int] = frozenset()
         self.violation_blocks: frozenset[int] = frozenset()
+        self.landing: frozenset[int] = frozenset()  # blocks a reload in flight loads
         self.palette = Palette()
         self._generation = 0
         self._cache: LRUCache[tuple[int, int, int], Strip] = LRUCache(1024)
@@ -67,6 +68,7 @@ class BlockMapView(ScrollView, can_focus=True):
         self.pool = pool
         self.highlight = highlight
         self.violation_blocks = violation_blocks
+        self.landing = pool.blocks.landing if pool.blocks is not None else frozenset()
         self._invalidate()
 
     def set_palette(self, palette: Palette) -> None:
@@ -190,7 +192,7 @@ class BlockMapView(ScrollView, can_focus=True):
         gutter_style = Style(color=pal.muted, bgcolor=pal.background)
         segments = [Segment(f"{start:>{GUTTER - 1}} ", gutter_style)]
         cells = blocks.cells
-        marks = self.highlight | self.violation_blocks
+        marks = self.highlight | self.violation_blocks | self.landing
         if self.selected is not None:
             marks = marks | {self.selected}
         if cell != CELL:
@@ -252,13 +254,16 @@ class BlockMapView(ScrollView, can_focus=True):
         return Strip(segments, max(width, used))
 
     def _marked(self, i: int, k: int) -> Segment:
-        """A highlighted block: the event's blocks, a violation's, the inspected one."""
+        """A marked block: the event's blocks, a violation's, the inspected one, or one a
+        reload in flight is loading (landing)."""
         pal = self.palette
         style, glyph = self._owner_style(k)
         if i in self.violation_blocks:
             return Segment("!!", on(pal.error))
         if i == self.selected:
             return Segment("[]", style + Style(bold=True, color=pal.highlight))
+        if i in self.landing and i not in self.highlight:  # its content is on its way
+            return Segment("↓" + glyph[1:], style + Style(bold=True))
         return Segment("◆" + glyph[1:], style + Style(bold=True, color=pal.highlight))
 
     # ----------------------------------------------------------------- input

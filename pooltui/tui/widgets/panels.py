@@ -19,7 +19,14 @@ from textual.widgets import Static
 
 from pooltui.lang.words import number
 from pooltui.sim.events import Event
-from pooltui.sim.snapshot import EntryView, PoolView, Snapshot, StageView, Violation
+from pooltui.sim.snapshot import (
+    EntryView,
+    LinkJobView,
+    PoolView,
+    Snapshot,
+    StageView,
+    Violation,
+)
 from pooltui.tui.colors import Palette, contrast_text, dimmed_hex, on, rank_glyph, session_hex
 from pooltui.tui.driver import WatchValue
 from pooltui.tui.messages import SafeRender, guarded_compose
@@ -142,6 +149,7 @@ def _n(count: int, one: str, many: str | None = None) -> str:
 
 MARKS = {
     "event": ("◆", "blocks of this event"),
+    "landing": ("↓", "landing: a reload in flight loads them"),
     "inspected": ("[ ]", "the inspected block"),
     "violation": ("!!", "blocks of the violation"),
 }
@@ -200,6 +208,8 @@ def pool_legend(pool: PoolView, lines: int, palette: Palette, marks: tuple[str, 
         row.append_text(name)
         row.append(f"holds {_n(h.blocks, 'block')} ({number(h.size, 4)} units)".ljust(30))
         row.append(f"computed {number(h.computed, 4)}{SEP}context {number(h.context, 4)}", "dim")
+        if h.reloading:
+            row.append(f"{SEP}reloading {number(h.reloading, 4)} units", "bold")
         rows.append(row)
     for e in entries:
         row = Text()
@@ -311,6 +321,7 @@ class PoolCard(SafeRender, Vertical):
                 vblocks = frozenset(violation.blocks)
             shown = {
                 "event": bool(highlight),
+                "landing": bool(pool.blocks is not None and pool.blocks.landing),
                 "inspected": self.map.selected is not None,
                 "violation": bool(vblocks),
             }
@@ -466,6 +477,17 @@ def phase_word(phase: str) -> str:
     return PHASE_WORDS.get(phase, phase)
 
 
+def job_words(job: LinkJobView) -> str:
+    """A link job's kind and what it moves: ` spill 48 units to dram`, ` reload 48 units
+    from dram to hbm`, ` send`."""
+    if job.kind == "spill":
+        return f" spill {number(job.units, 4)} units to {job.tier}"
+    if job.kind == "reload":
+        where = " and ".join(label for label, _ in job.tiers)
+        return f" reload {number(job.units, 4)} units from {where} to {job.pool}"
+    return f" {job.kind}"
+
+
 def stage_text(stage: StageView, palette: Palette) -> Text:
     text = Text()
     text.append(f"{stage.label}  ", Style(bold=True))
@@ -486,6 +508,8 @@ def stage_text(stage: StageView, palette: Palette) -> Text:
         if stage.memory:
             text.append(f"{SEP}memory {', '.join(stage.memory)}", "dim")
         text.append("\n")
+        if stage.reloading:
+            text.append(f"  reloading (no seat, no tokens yet): {', '.join(stage.reloading)}\n")
         if stage.residents:
             text.append("  session        phase      tokens computed context  progress\n", "dim")
         for r in stage.residents:
@@ -516,14 +540,15 @@ def stage_text(stage: StageView, palette: Palette) -> Text:
         for job in stage.jobs:
             text.append("  ")
             text.append_text(session_text(job.session, job.session_id))
-            what = f" {job.kind}"
-            if job.kind == "spill":
-                what += f" {number(job.units, 4)} units to {job.tier}"
-            text.append(what + "  ")
+            text.append(job_words(job) + "  ")
             filled = round(job.progress * 20)
             text.append("█" * filled, Style(color=session_hex(job.session_id)))
             text.append("░" * (20 - filled), "dim")
             text.append(f" {job.progress * 100:3.0f}%\n")
+        for job in stage.queued_jobs:
+            text.append("  queued: ", "dim")
+            text.append_text(session_text(job.session, job.session_id))
+            text.append(job_words(job) + "\n", "dim")
     return text
 
 
