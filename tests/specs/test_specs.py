@@ -536,3 +536,30 @@ def test_mooncake_conv_shares_hash_ids_and_evicts() -> None:
     assert of(ev, "evict")
     s = sim.summary()
     assert s.hit_own + s.hit_shared == s.hit_units and s.hit_shared > 0
+
+
+def test_offload_runs_one_workload_with_and_without_its_tier() -> None:
+    # From the spec: TIER switches hbm's spill and reload on (1) or off (0); nothing else
+    # changes, and no expression that draws reads the cache, so the same conversations
+    # arrive at the same times in both runs. With the tier, evicted prefixes are written
+    # to dram and later turns reload them (from dram, the only tier), every reload lands
+    # (the run ends with nobody live), and the reloaded units are part of the hits; without
+    # it nothing is spilled or reloaded.
+    text = spec_text("offload.pool")
+    assert "const TIER = 1;" in text
+    with_tier, ev1 = run_spec("offload.pool")
+    without, ev0 = run_text(text.replace("const TIER = 1;", "const TIER = 0;"))
+
+    def arrivals(ev: list[Event]) -> list[tuple[float, str | None]]:
+        return [(e.time, e.session) for e in of(ev, "arrive")]
+
+    assert arrivals(ev1) == arrivals(ev0) and len(arrivals(ev1)) == 24
+    s1, s0 = with_tier.summary(), without.summary()
+    assert (s0.spills, s0.reloads, s0.hit_reloaded) == (0, 0, 0)
+    assert not of(ev0, "spill") and not of(ev0, "reload")
+    reloads = of(ev1, "reload")
+    assert reloads and len(reloads) == len(of(ev1, "reloaded")) == s1.reloads
+    assert all(e.get("tiers") == (("dram", e.units),) for e in reloads)
+    assert s1.reloaded_units == s1.hit_reloaded == sum(e.units or 0 for e in reloads) > 0
+    assert s1.hit_own + s1.hit_shared + s1.hit_reloaded == s1.hit_units
+    assert s1.live == s0.live == 0 and s1.done == s0.done == 24
