@@ -447,24 +447,6 @@ def test_a_reload_of_infinite_work_stands_still_forever() -> None:
     assert "it never lands: work inf" in one(events, "reload").why
 
 
-# ---------------------------------------------------------------- breakpoints
-def test_breakpoints_stop_on_reload_and_reloaded(
-    tmp_path: Any, capsys: pytest.CaptureFixture[str]
-) -> None:
-    from pooltui.cli.main import main
-
-    spec = tmp_path / "example.pool"
-    spec.write_text(example())
-    out = tmp_path / "bp.svg"
-    assert main(["render", str(spec), "--break", "reload", "-o", str(out)]) == 0
-    said = capsys.readouterr().out
-    assert "breakpoint #1: reload" in said
-    assert main(["render", str(spec), "--break", "reloaded pool=hbm a", "-o", str(out)]) == 0
-    assert "breakpoint #1: reloaded" in capsys.readouterr().out
-    # `reload` of b never happens: the breakpoint never fires (exit 1)
-    assert main(["render", str(spec), "--break", "reload b", "-o", str(out)]) == 1
-
-
 # ---------------------------------------------------------------- invariants, broken
 @pytest.mark.parametrize(
     ("what", "invariant", "words"),
