@@ -12,7 +12,10 @@ recomputed tokens, the reloads and the simulation's own time.
 Recomputed tokens: at a request's first admission, the prompt tokens an earlier request
 had already computed (its leading hash_ids that an earlier request had, in whole blocks,
 never its last token) that it neither hit in GPU memory nor reloaded from a tier: it
-computes them again. (Recompute after a preemption is not counted; preemptions are.)
+computes them again. (Recompute after a preemption is not counted; preemptions are.) On
+this GPU the trace's start queues for long (queueing p50 is printed): a conversation's
+next turn often arrives before its previous turn has been computed, and recomputes what
+no tier could have held yet.
 
 The whole trace takes long in the per-event ledger as it is (a later issue makes it
 faster), so the default is the first 1,000 requests, which finish both runs in about two
@@ -100,7 +103,9 @@ def run(rows: int, reload: bool, reuse: list[int]) -> dict[str, float]:
         index = int(name[name.index("[") + 1 : -1])
         recomputed += max(0, reuse[index] - hit)
     ttft = [x for c in s.classes for x in c.ttft]
+    queueing = [x for c in s.classes for x in c.queueing]
     return {
+        "queue50": quantile(queueing, 0.5),
         "ttft50": quantile(ttft, 0.5),
         "ttft99": quantile(ttft, 0.99),
         "recomputed": recomputed,
@@ -144,7 +149,7 @@ def main(argv: list[str]) -> int:
             f"ttft p50 {r['ttft50']:.3f}s  p99 {r['ttft99']:.3f}s  "
             f"recomputed {r['recomputed']:,.0f} tokens  "
             f"reloads {r['reloads']:,} ({r['reloaded']:,} tokens)  "
-            f"preemptions {r['preemptions']:,}  "
+            f"preemptions {r['preemptions']:,}  queueing p50 {r['queue50']:.1f}s  "
             f"({r['requests']:,} requests, {r['simulated']:.0f}s simulated, "
             f"{r['cpu']:.1f}s cpu)",
             flush=True,

@@ -267,6 +267,18 @@ class LinkJobView:
     tiers: tuple[tuple[str, int], ...] = ()  # reload: (tier, units) read, chain order
     pool: str | None = None  # reload: the pool member the units land in
 
+    @property
+    def what(self) -> str:
+        """The job in words: `spill 48 units to dram`, `reload 48 units from dram to hbm`
+        (`from dram and ssd …` when it reads two tiers), `send`."""
+        units = f"{self.units} units" if self.units is not None else ""
+        if self.kind == "spill":
+            return f"spill {units} to {self.tier}"
+        if self.kind == "reload":
+            where = " and ".join(label for label, _ in self.tiers)
+            return f"reload {units} from {where} to {self.pool}"
+        return self.kind
+
 
 @dataclass(frozen=True, slots=True)
 class StageView:

@@ -14,7 +14,7 @@ from rich.text import Text
 
 from pooltui.cli.main import main
 from pooltui.tui.colors import Palette
-from pooltui.tui.widgets.panels import marks_key, pool_legend, stage_text
+from pooltui.tui.widgets.panels import inspect_block_text, marks_key, pool_legend, stage_text
 from tests.sim.helpers import of, run_all, sim_of
 from tests.sim.test_reload import example
 
@@ -33,6 +33,8 @@ def test_the_panels_show_a_reload_in_flight() -> None:
     assert "reloading 48 units" in legend
     assert "↓ landing: a reload in flight loads them" in legend
     assert isinstance(marks_key(("landing",), Palette()), Text)
+    assert "landing: a reload in flight" in inspect_block_text(snap, "hbm", 1).plain
+    assert "landing" not in inspect_block_text(snap, "hbm", 3).plain
 
 
 def test_breakpoints_stop_on_reload_and_reloaded(

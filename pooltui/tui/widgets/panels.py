@@ -19,14 +19,7 @@ from textual.widgets import Static
 
 from pooltui.lang.words import number
 from pooltui.sim.events import Event
-from pooltui.sim.snapshot import (
-    EntryView,
-    LinkJobView,
-    PoolView,
-    Snapshot,
-    StageView,
-    Violation,
-)
+from pooltui.sim.snapshot import EntryView, PoolView, Snapshot, StageView, Violation
 from pooltui.tui.colors import Palette, contrast_text, dimmed_hex, on, rank_glyph, session_hex
 from pooltui.tui.driver import WatchValue
 from pooltui.tui.messages import SafeRender, guarded_compose
@@ -477,17 +470,6 @@ def phase_word(phase: str) -> str:
     return PHASE_WORDS.get(phase, phase)
 
 
-def job_words(job: LinkJobView) -> str:
-    """A link job's kind and what it moves: ` spill 48 units to dram`, ` reload 48 units
-    from dram to hbm`, ` send`."""
-    if job.kind == "spill":
-        return f" spill {number(job.units, 4)} units to {job.tier}"
-    if job.kind == "reload":
-        where = " and ".join(label for label, _ in job.tiers)
-        return f" reload {number(job.units, 4)} units from {where} to {job.pool}"
-    return f" {job.kind}"
-
-
 def stage_text(stage: StageView, palette: Palette) -> Text:
     text = Text()
     text.append(f"{stage.label}  ", Style(bold=True))
@@ -540,7 +522,7 @@ def stage_text(stage: StageView, palette: Palette) -> Text:
         for job in stage.jobs:
             text.append("  ")
             text.append_text(session_text(job.session, job.session_id))
-            text.append(job_words(job) + "  ")
+            text.append(f" {job.what}  ")
             filled = round(job.progress * 20)
             text.append("█" * filled, Style(color=session_hex(job.session_id)))
             text.append("░" * (20 - filled), "dim")
@@ -548,7 +530,7 @@ def stage_text(stage: StageView, palette: Palette) -> Text:
         for job in stage.queued_jobs:
             text.append("  queued: ", "dim")
             text.append_text(session_text(job.session, job.session_id))
-            text.append(job_words(job) + "\n", "dim")
+            text.append(f" {job.what}\n", "dim")
     return text
 
 
@@ -636,6 +618,8 @@ def inspect_block_text(snap: Snapshot, pool_label: str, block: int) -> Text:
         text.append("allocated to ")
         text.append_text(session_text(owner.session, owner.session_id))
         text.append("\n")
+        if pool.blocks is not None and block in pool.blocks.landing:
+            text.append("landing: a reload in flight loads it; nobody can hit it yet\n", "bold")
         hold = next((h for h in pool.holds if h.session_id == owner.session_id), None)
         if hold is not None:
             text.append(
