@@ -124,8 +124,8 @@ def links_and_reloads(s: State) -> Violation | None:
             for job in queue:
                 if job.kind == "reload":
                     jobs[job.hold] = jobs.get(job.hold, 0) + 1
-    if not jobs and not any(h.reloading for x in s.live.values() for h in x.holds):
-        return None
+    if s.counters["reloads"] == 0:  # none ever started: no hold can be reloading
+        return Violation("reload", "a reload job names no reloading hold") if jobs else None
     seated: set[int] = set()
     for st in s.stages:
         seated.update(st.residents)
