@@ -202,6 +202,26 @@ def test_a_reload_that_when_refuses_is_recomputed() -> None:
     assert one(events, "reload").units == 48
 
 
+# ---------------------------------------------------------------- figures that never fit
+# a's second hold is `computed + 32` units. Attempted plainly (computed = hit = 0): 32
+# units. With the reload: dram has 48 past the hit; the header sees 48 + 32 = 80, whose
+# limit ⌊79/16⌋·16 = 64 keeps the 48: size 80 > cap 64, which could never fit. The reload
+# is not made (docs/language.md §17): a is admitted at 32 units (2 blocks: b's tail two
+# evicted and spilled, 32 units) and prefills 32 at 1.01, ending at 1.02 - not rejected.
+def test_a_reload_that_could_never_fit_is_not_made() -> None:
+    text = example().replace(
+        "hold hbm (64) { run gpu prefill (64); } }\nsession b",
+        "hold hbm (computed + 32) { run gpu prefill (32); } }\nsession b",
+    )
+    assert "computed + 32" in text
+    _, events = run(text)
+    assert of(events, "reload") == [] and of(events, "reject") == []
+    assert admits(events)[-1] == (1.01, "a", "hbm", 32, 0)
+    assert [(t(e.time), e.session, e.units) for e in of(events, "spill")][-1] == (1.01, "b", 32)
+    assert table(events)[-1] == (1.01, (("a", "prefill", 32),), ("a",), False)
+    assert ends(events)["a"] == (1.02, "done")
+
+
 # ---------------------------------------------------------------- a busy link, two lanes
 # With two lanes, b's spill takes one and the reload the other at 1.01 (ahead 0):
 # 1.01..1.04; a prefills 16 at 1.04 and ends at 1.05. (One lane: the first test, ahead 1,

@@ -51,3 +51,27 @@ def test_breakpoints_stop_on_reload_and_reloaded(
     assert "breakpoint #1: reloaded" in capsys.readouterr().out
     # no reload of b ever happens: the breakpoint never fires (exit 1)
     assert main(["render", str(spec), "--break", "reload b", "-o", str(out)]) == 1
+
+
+def test_the_run_summary_counts_reloads_and_each_links_time(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The worked example: 1 reload of 48 units; hits 48 of 176 units asked, all reloaded;
+    # pcie busy 0.03 + 0.04 + 0.03 = 0.1 s of the run's 1.09 s (9.2 %), 2 spills, 1 reload.
+    spec = tmp_path / "example.pool"
+    spec.write_text(example())
+    assert main(["run", str(spec), "-q"]) == 0
+    out = capsys.readouterr().out
+    assert "own 0.0%  shared 0.0%  reloaded 27.3%" in out
+    assert (
+        "reloads 1 (48 units landed; 100.0% of hit units came from tiers; "
+        "recompute saved 48 tokens)"
+    ) in out
+    assert "link pcie: busy 0.1s (9.2%), 2 spills, 1 reload, 0 sends" in out
+    # Without reload: no reload line; the link has a's and b's spills: 0.07 s of the run's
+    # 1.05 s (b's spill lands after a ends at 1.02)
+    spec.write_text(example(reload=""))
+    assert main(["run", str(spec), "-q"]) == 0
+    out = capsys.readouterr().out
+    assert not any(line.startswith("reloads") for line in out.splitlines())
+    assert "link pcie: busy 0.07s (6.7%), 2 spills, 0 reloads, 0 sends" in out
