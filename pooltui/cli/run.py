@@ -207,6 +207,16 @@ def summary(r: RunSummary, wall: float) -> str:
             f"(shared with holds still holding them: {r.hit_held:,} units); "
             f"duplicate blocks {r.duplicates:,}"
         )
+    if r.reloading:
+        share = f"{r.hit_reloaded / r.hit_units:.1%}" if r.hit_units else "—"
+        lines.append(
+            f"reloads {r.reloads:,} ({r.reloaded_units:,} units landed; {share} of hit units "
+            f"came from tiers; recompute saved {r.reloaded_units:,} tokens)"
+        )
+    for lk in r.links:
+        share = _share(lk.busy / (r.time * lk.lanes)) if r.time > 0 else "—"
+        jobs = [count(lk.spills, "spill"), count(lk.reloads, "reload"), count(lk.sends, "send")]
+        lines.append(f"link {lk.label}: busy {seconds(lk.busy, 4)} ({share}), " + ", ".join(jobs))
     for c in r.classes:
         lines.append(
             f"class {c.name}: {c.arrived:,} arrived, {c.done:,} done, {c.rejected:,} rejected"

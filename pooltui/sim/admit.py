@@ -4,7 +4,8 @@ release.
 Owns a pool's queue, the order it is tried in (a preempted hold first, else the queue
 policy), a hold's plan (`plan_hold`, which writes nothing), and admission, rejection and
 release. Block figures change only through `blocks`; a first run's tokens come from the
-token rule in `runs`.
+token rule in `runs`; a hold that reloads from its pool's tiers is planned and started by
+`reloads`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from pooltui.lang.errors import SpecRuntimeError
 from pooltui.lang.ir import Expr, Hold, Run
 from pooltui.lang.words import number
-from pooltui.sim import blocks, members, runs, watch, why
+from pooltui.sim import blocks, members, reloads, runs, watch, why
 from pooltui.sim.codes import ADMITTED, BLOCKED, REJECTED, Number
 from pooltui.sim.ledger import Content
 from pooltui.sim.ledger import Hit as LedgerHit
@@ -217,8 +218,17 @@ def try_admit(eng: Engine, p: PoolState, h: HoldState, st: StageState | None) ->
     if plan.never is not None:
         reject(eng, sess, h, p, plan.never, size)
         return REJECTED
+    # Its continuation in the pool's tiers (content-and-reload.md §3): attempted with hit +
+    # loadable as computed, the loadable units new blocks of the fit; it takes no tokens
+    # in this iteration, so no first-run growth is counted.
+    rl = reloads.plan(eng, p, h, sess, hit) if eng.t.pools[p.decl].reload_work else None
     grown = size
-    if st is not None:
+    if rl is not None:
+        size, need = rl.size, rl.need
+        h.reserve = rl.reserve
+        h.computed = hit + rl.units
+        grown = size
+    elif st is not None:
         tokens = first_run_tokens(eng, h, sess, st, p)
         if tokens is None:
             h.computed = 0
@@ -243,8 +253,10 @@ def try_admit(eng: Engine, p: PoolState, h: HoldState, st: StageState | None) ->
     h.preempted = False
     watch.hold(eng, h)
     eng.stats.queueing[sess.cls].append(s.now - h.enq_time)
-    s.hit_units[0] += hit
+    loadable = rl.units if rl is not None else 0
+    s.hit_units[0] += hit + loadable  # reloaded units are hits too, from a tier
     s.hit_units[1] += max(size, hit)
+    s.hit_units[4] += loadable
     s.hit_units[2] += shared
     s.hit_units[3] += computed_by_others
     sess.waiting_for = ""
@@ -277,7 +289,9 @@ def try_admit(eng: Engine, p: PoolState, h: HoldState, st: StageState | None) ->
             ("stage", st.label if st is not None else None),
         ),
     )
-    if frame is not None and sess.run is not None:
+    if rl is not None:
+        reloads.start(eng, sess, p, h, rl)  # it goes on when the reload lands
+    elif frame is not None and sess.run is not None:
         # Re-admitted after preemption: resume the run it was in.
         runs.resume_run(eng, sess)
     else:

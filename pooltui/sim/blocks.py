@@ -247,6 +247,38 @@ def evict(eng: Engine, p: PoolState, nblocks: int) -> None:
             eng.maybe_spill(p, e, gone, name)  # right after its eviction
 
 
+# ---------------------------------------------------------------- reloads
+def tier_run(tier: PoolState, content: Content, u: int) -> int:
+    """Where the run of `content`'s blocks registered in `tier`, from the tier block that
+    holds unit u on, ends (u when the tier has not that block). A tier block is named by
+    the prefix up to its end, so having it is having that content; the tier blocks before
+    it need not be there."""
+    L = tier.ledger
+    B = tier.block
+    j = u // B
+    while L.has(content, j):
+        j += 1
+    return max(u, j * B)
+
+
+def touch(eng: Engine, tier: PoolState, content: Content, lo: int, hi: int) -> None:
+    """A reload reads units [lo, hi) of `content` from `tier`: the entries holding those
+    tier blocks become the most recently used (their `last` is now), each once, in chain
+    order. The tier keeps its copies; blocks that holds hold have no entry to refresh."""
+    L = tier.ledger
+    B = tier.block
+    seen: set[int] = set()
+    for j in range(lo // B, -(-hi // B)):
+        copies = L.table.get(content.block_hash(j, B))
+        if copies is None:  # pragma: no cover - the walk found it at this instant
+            continue
+        b = copies[0]
+        order = L.bentry[b]
+        if L.ref[b] == 0 and order not in seen:
+            seen.add(order)
+            L.touch(order, eng.s.now)
+
+
 # ---------------------------------------------------------------- spills landing
 def land(
     eng: Engine, tier: PoolState, content: Content, js: list[int], attrs: dict[str, Number],

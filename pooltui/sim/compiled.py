@@ -40,6 +40,7 @@ MODULES = (
     "pooltui/sim/admit.py",
     "pooltui/sim/blocks.py",
     "pooltui/sim/links.py",
+    "pooltui/sim/reloads.py",
     "pooltui/sim/grow.py",
     "pooltui/sim/runs.py",
     "pooltui/sim/iterations.py",

@@ -13,7 +13,8 @@ The simulator is split by concern, one module each (docs/architecture.md draws t
     interpreter  a session's statements: proceed, hold, run, grow, send, wait, repeat, if
     admit        queue order and admission; a hold's plan, release and rejection
     blocks       a pool's block accounting: allocation, give-back, entries, eviction
-    links        spills and sends: link jobs
+    links        spills, reloads and sends: link jobs
+    reloads      a hold's continuation loaded back from its pool's tiers
     grow         growth and preemption
     runs         a run's residency on a step stage and the token rule
     iterations   planning, starting and ending iterations
@@ -47,6 +48,7 @@ from pooltui.sim import (
     links,
     loop,
     members,
+    reloads,
     runs,
     watch,
 )
@@ -58,7 +60,7 @@ from pooltui.sim.members import Env
 from pooltui.sim.rng import stream_key
 from pooltui.sim.snapshot import Violation
 from pooltui.sim.state import Hold as HoldState
-from pooltui.sim.state import PoolState, Session, StageState, State
+from pooltui.sim.state import Job, PoolState, Session, StageState, State
 from pooltui.sim.tables import SessionDecl, Tables
 from pooltui.sim.watch import Watch
 
@@ -442,6 +444,9 @@ class Engine:
 
     def maybe_spill(self, p: PoolState, e: CacheEntry, gone: list[Evicted], name: str) -> None:
         links.maybe_spill(self, p, e, gone, name)
+
+    def land_reload(self, lk: StageState, job: Job) -> None:
+        reloads.land(self, lk, job)
 
     # ------------------------------------------------------------------ a mode's hooks
     # The per-event rules; the fast mode overrides these to keep its steady residents.

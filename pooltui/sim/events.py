@@ -30,8 +30,8 @@ MOMENTS = (
     "spill",
     "spilled",
     "spill-drop",
-    "reload",  # content-and-reload.md §3: named for breakpoints; the engine emits none yet
-    "reloaded",
+    "reload",  # content-and-reload.md §3: a hold that reloads from its tiers is admitted
+    "reloaded",  # its copy lands
     "iteration",
     "iteration-end",
     "run-done",

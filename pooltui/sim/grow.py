@@ -81,7 +81,8 @@ def grow_to(
 
 
 def lifo_victim(eng: Engine, p: PoolState) -> HoldState | None:
-    """The most recently admitted hold on p whose session is a resident of p's stage."""
+    """The most recently admitted hold on p whose session is a resident of p's stage (a
+    reloading hold's session never is one: content-and-reload.md §3)."""
     assert p.stage is not None
     st = eng.s.stages[p.stage]
     pi = eng.s.pools.index(p)
@@ -89,7 +90,9 @@ def lifo_victim(eng: Engine, p: PoolState) -> HoldState | None:
     for sid in st.residents:
         sess = eng.s.live[sid]
         for h in sess.holds:
-            if h.pool == pi and not h.queued and (best is None or h.admit_order > best.admit_order):
+            if h.pool != pi or h.queued or h.reloading:
+                continue
+            if best is None or h.admit_order > best.admit_order:
                 best = h
     return best
 

@@ -1,5 +1,6 @@
 """Invariants: language.md §14 (the Pool reference's, and content-and-reload.md §4 for the
-blocks), checked after every event.
+blocks: each pool's ledger against the holds' block tables, through `ledgercheck`; links'
+lanes and reloading holds, §3), checked after every event.
 
 Two checks of the same invariants, with the same words:
 
@@ -25,7 +26,7 @@ from collections.abc import Callable
 from pooltui.lang.words import number
 from pooltui.sim import ledgercheck
 from pooltui.sim.snapshot import Violation
-from pooltui.sim.state import Hold, PoolState, Session, StageState, State
+from pooltui.sim.state import S_FOREVER, S_RELOADING, Hold, PoolState, Session, StageState, State
 from pooltui.sim.watch import PREEMPTED, QUEUED, Watch, start
 
 Steady = dict[int, tuple[int, int]]
@@ -144,6 +145,9 @@ def check(s: State, steady: Steady | None = None) -> Violation | None:
             v = hold_violation(s.pools[h.pool], sess, h, size, computed, lazy)
             if v is not None:
                 return v
+    v = links_and_reloads(s)
+    if v is not None:
+        return v
     for st in s.stages:
         v = _stage(st)
         if v is not None:
@@ -164,6 +168,104 @@ def check_event(s: State, w: Watch, steady: Steady | None = None) -> Violation |
             if v is not None:
                 return v
     return None
+
+
+def links_and_reloads(s: State) -> Violation | None:
+    """Each link's lanes (no more jobs in service than lanes; none waiting while a lane is
+    free), and content-and-reload.md §3 and §4 for reloads: a reloading hold is admitted,
+    its session stands still (reloading) and is no stage's resident, nor waits for a seat
+    or has tokens; it has exactly one reload job and every reload job names a reloading
+    hold; its computed is its hit + the units it reloads, within its size, and only its
+    hit's blocks are registered (the loading ones cannot be hit yet)."""
+    v = _lanes(s)
+    if v is not None or s.counters["reloads"] == 0:
+        return v  # (no reload ever started: no hold can be reloading, no job names one)
+    held = [(sess, h) for sess in s.live.values() for h in sess.holds if h.reloading]
+    return _reloads(s, held, every=True)
+
+
+def _lanes(s: State) -> Violation | None:
+    for st in s.stages:
+        if st.kind != "link":
+            continue
+        if len(st.jobs) > st.lanes:
+            return Violation("lanes", f"{st.label}: {len(st.jobs)} jobs on {st.lanes} lanes")
+        if st.waiting_jobs and len(st.jobs) < st.lanes:
+            return Violation("lanes", f"{st.label}: jobs wait while a lane is free")
+    return None
+
+
+def _reloads(s: State, held: list[tuple[Session, Hold]], every: bool) -> Violation | None:
+    """The reloading holds `held` against the links' reload jobs; `every`: `held` is every
+    reloading hold, so a job naming none of them is a violation too."""
+    jobs: dict[int, int] = {}  # hold key -> reload jobs naming it
+    for st in s.stages:
+        if st.kind == "link":
+            for queue in (st.jobs, st.waiting_jobs):
+                for job in queue:
+                    if job.kind == "reload":
+                        jobs[job.hold] = jobs.get(job.hold, 0) + 1
+    seated: set[int] = set()
+    for st in s.stages:
+        seated.update(st.residents)
+        seated.update(st.joining)
+        seated.update(st.scheduled)
+    for sess, h in held:
+        p = s.pools[h.pool]
+        if jobs.pop(h.key, 0) != 1:
+            return Violation(
+                "reload", f"{p.label}: {sess.name}'s reload has not exactly one job", p.label
+            )
+        where = f"{p.label}: {sess.name} is reloading"
+        if h.queued or sess.state not in (S_RELOADING, S_FOREVER):
+            return Violation("reload", f"{where} but is {sess.state}", p.label)
+        if sess.sid in seated:
+            return Violation("reload", f"{where} and is a resident of a stage", p.label)
+        hit = h.computed - h.reload_units
+        t = h.table
+        if h.reload_units <= 0 or hit < 0 or hit % p.block or h.computed > h.size:
+            return Violation(
+                "reload",
+                f"{where} {h.reload_units} units past a hit of {hit}, size {h.size}",
+                p.label,
+                tuple(t.blocks),
+            )
+        if t.nreg != hit // p.block:
+            return Violation(
+                "reload",
+                f"{where}: {t.nreg} blocks registered, its hit is {hit // p.block}",
+                p.label,
+                tuple(t.blocks),
+            )
+    if jobs and every:
+        return Violation("reload", "a reload job names no reloading hold")
+    return None
+
+
+def reloads_in_flight(s: State, w: Watch, steady: Steady | None) -> Violation | None:
+    """Links' lanes (O(1) per link), then the reloads in flight: the touched holds update
+    the watch's set of reloading ones, and while that set is not empty each of its holds
+    is checked against the links' jobs. A reload job only appears when its hold starts
+    reloading (a touched hold), so a run without reloads in flight pays nothing more."""
+    v = _lanes(s)
+    if v is not None or s.counters["reloads"] == 0:
+        return v
+    reloading, live = w.reloading, s.live
+    for h in w.holds.values():
+        if h.reloading:
+            reloading[h.key] = h
+        else:
+            reloading.pop(h.key, None)
+    if not reloading:
+        return None
+    held: list[tuple[Session, Hold]] = []
+    for key, h in list(reloading.items()):
+        sess = live.get(h.sid)
+        if sess is None or h not in sess.holds:  # its session ended (the end of the run)
+            del reloading[key]
+        else:
+            held.append((sess, h))
+    return _reloads(s, held, every=len(held) == len(reloading))
 
 
 def named(s: State, w: Watch, steady: Steady | None = None) -> Violation | None:
@@ -271,4 +373,8 @@ def ledgers(s: State, w: Watch, steady: Steady | None) -> Violation | None:
 
 
 # The per-event checks, one per concern, in order.
-CONCERNS: list[Callable[[State, Watch, Steady | None], Violation | None]] = [accounting, ledgers]
+CONCERNS: list[Callable[[State, Watch, Steady | None], Violation | None]] = [
+    reloads_in_flight,  # before `accounting`, which empties the touched holds
+    accounting,
+    ledgers,
+]

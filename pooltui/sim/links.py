@@ -1,10 +1,12 @@
 """Spills and links: jobs on link stages (a session's `send`, an evicted prefix's spill to
-its tier), their lanes and their landing.
+its tier, a hold's reload from its tiers), their lanes, their landing and each link's busy
+time.
 
 Owns a link's jobs and waiting jobs. An evicted prefix is spilled only when its pool's
 `spill when` holds, with work only for the tier blocks the tier does not already have; a
 landed spill becomes the tier's cached entry through `blocks.land` (this module changes no
-block figures itself); a landed send wakes its session.
+block figures itself); a landed send wakes its session; a landed reload is handed to
+`reloads` (through `Engine.land_reload`).
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from pooltui.sim.state import S_FOREVER, S_SENDING, Job, PoolState, Session, Sta
 
 if TYPE_CHECKING:
     from pooltui.sim.engine import Engine
+
+JOB_KINDS = ("spill", "reload", "send")  # the order of a link's `jobs_done`
 
 
 def maybe_spill(eng: Engine, p: PoolState, e: CacheEntry, gone: list[Evicted], name: str) -> None:
@@ -145,6 +149,7 @@ def submit(eng: Engine, lk: StageState, job: Job) -> None:
         sess = eng.s.live.get(job.sid) if job.kind == "send" else None
         if sess is not None:
             sess.waiting_for = f"sending on {lk.label} (waiting for a lane)"
+        # (a reload's session says so already: `reloads.start` words its wait)
 
 
 def start_job(eng: Engine, lk: StageState, job: Job) -> None:
@@ -154,23 +159,33 @@ def start_job(eng: Engine, lk: StageState, job: Job) -> None:
     # inf rate takes no time.
     job.end = math.inf if math.isinf(job.work) else now + job.work / lk.rate
     lk.jobs.append(job)
+    sess = eng.s.live.get(job.sid) if job.kind != "spill" else None
     if math.isinf(job.end):
         # It holds its lane forever and never lands: nothing to schedule (the clock never
-        # jumps to inf). A session sending it sleeps forever.
-        sess = eng.s.live.get(job.sid) if job.kind == "send" else None
+        # jumps to inf). A session sending (or reloading) it stands still forever.
         if sess is not None:
+            doing = "sending" if job.kind == "send" else "reloading"
             sess.state = S_FOREVER
-            sess.waiting_for = f"sending forever on {lk.label} (work {number(job.work)})"
+            sess.waiting_for = f"{doing} forever on {lk.label} (work {number(job.work)})"
         return
+    if sess is not None and job.kind == "reload":  # its wait for a lane is over
+        tiers = tuple((eng.s.pools[tn].label, units) for tn, units in job.tiers)
+        sess.waiting_for = why.reload_wait(job.units, tiers, lk.label, True)
     eng.push(job.end, P_LINK, eng.s.stages.index(lk), "link", eng.s.stages.index(lk), job)
 
 
 def finish_job(eng: Engine, lk: StageState, job: Job) -> None:
+    """A job ends: the link's next waiting job starts first, then the job lands."""
     lk.jobs.remove(job)
+    assert job.start is not None and job.end is not None
+    lk.link_busy += job.end - job.start
+    lk.jobs_done[JOB_KINDS.index(job.kind)] += 1
     if lk.waiting_jobs:
         start_job(eng, lk, lk.waiting_jobs.pop(0))
     if job.kind == "spill":
         land_spill(eng, job)
+    elif job.kind == "reload":
+        eng.land_reload(lk, job)
     else:
         sess = eng.s.live.get(job.sid)
         if sess is not None:

@@ -76,8 +76,9 @@ class BlockInfo:
     """One physical block: free, held or cached; its reference count (the holds that have
     it in their block table); what it holds (piece keys, or `private N` for session N's
     own stream; '' when free); its holders, first holder first; whether it is registered
-    (others can hit it) and whether it is a duplicate (another block registered the same
-    content first)."""
+    (others can hit it), whether it is a duplicate (another block registered the same
+    content first) and whether it is landing (held by a hold whose reload is in flight:
+    its content is on its way from a tier, and nobody can hit it yet)."""
 
     index: int
     state: Literal["free", "held", "cached"]
@@ -86,6 +87,7 @@ class BlockInfo:
     holders: tuple[BlockOwner, ...]
     registered: bool
     duplicate: bool
+    landing: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +112,7 @@ class BlockMap:
     contents: tuple[tuple[object, int], ...] = ()  # (Content or None, its block index)
     registered: frozenset[int] = frozenset()
     duplicates: frozenset[int] = frozenset()
+    landing: frozenset[int] = frozenset()  # blocks a reload in flight is loading
 
     def owner(self, i: int) -> BlockOwner | None:
         k = self.cells[i]
@@ -157,6 +160,7 @@ class BlockMap:
             self.holders(i),
             i in self.registered,
             i in self.duplicates,
+            i in self.landing,
         )
 
 
@@ -174,6 +178,7 @@ class HoldView:
     admitted_at: float
     admit_order: int  # admission order on the pool (lifo picks the largest resident)
     shared: int = 0  # of its blocks, those other holds hold too
+    reloading: int = 0  # units its reload in flight is loading past its hit (0: none)
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,15 +255,29 @@ class ResidentView:
 
 @dataclass(frozen=True, slots=True)
 class LinkJobView:
-    kind: Literal["spill", "send"]
+    kind: Literal["spill", "reload", "send"]
     session: str
     session_id: int
     work: Number
     start: float | None  # None while queued
     end: float | None
     progress: float  # 0..1 at the snapshot's time
-    units: int | None = None  # spill: units being written
+    units: int | None = None  # spill: units being written; reload: units being loaded
     tier: str | None = None  # spill: the tier pool member
+    tiers: tuple[tuple[str, int], ...] = ()  # reload: (tier, units) read, chain order
+    pool: str | None = None  # reload: the pool member the units land in
+
+    @property
+    def what(self) -> str:
+        """The job in words: `spill 48 units to dram`, `reload 48 units from dram to hbm`
+        (`from dram and ssd …` when it reads two tiers), `send`."""
+        units = f"{self.units} units" if self.units is not None else ""
+        if self.kind == "spill":
+            return f"spill {units} to {self.tier}"
+        if self.kind == "reload":
+            where = " and ".join(label for label, _ in self.tiers)
+            return f"reload {units} from {where} to {self.pool}"
+        return self.kind
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,6 +299,7 @@ class StageView:
     residents: tuple[ResidentView, ...] = ()
     preempted: bool = False  # the current iteration preempted
     memory: tuple[str, ...] = ()  # pool members this stage serves
+    reloading: tuple[str, ...] = ()  # sessions whose hold on its memory is reloading
     # link stages
     rate: Number = 0
     lanes: int = 0
@@ -312,6 +332,7 @@ class Counts:
     evictions: int
     spills: int
     drops: int
+    reloads: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,7 @@ S_GROW_WAIT = "grow-wait"
 S_SLEEPING = "sleeping"
 S_SENDING = "sending"
 S_SEAT_WAIT = "seat-wait"  # its run waits for a seat on a full step stage
+S_RELOADING = "reloading"  # admitted, its reload in flight (content-and-reload.md §3)
 S_FOREVER = "forever"  # a wait (or a send) that never ends: it never wakes
 S_DONE = "done"
 S_REJECTED = "rejected"
@@ -55,6 +56,8 @@ class Hold:
         "pool",
         "preempted",
         "queued",
+        "reload_units",
+        "reloading",
         "reserve",
         "sid",
         "size",
@@ -82,6 +85,10 @@ class Hold:
         self.enq_seq = 0
         self.preempted = False
         self.queued = False
+        # Admitted, its reload in flight: not a resident, not a victim; its computed is
+        # its hit + reload_units, the blocks past its hit unregistered until they land.
+        self.reloading = False
+        self.reload_units = 0
 
 
 @mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
@@ -220,10 +227,12 @@ class StageState:
         "iter_start",
         "iteration",
         "jobs",
+        "jobs_done",
         "joining",
         "kind",
         "label",
         "lanes",
+        "link_busy",
         "member",
         "memory",
         "planning",
@@ -261,6 +270,8 @@ class StageState:
         self.lanes = 1
         self.jobs: list[Job] = []
         self.waiting_jobs: list[Job] = []
+        self.link_busy = 0.0  # seconds of lane time of the jobs that ended (end - start)
+        self.jobs_done = [0, 0, 0]  # jobs that ended: spills, reloads, sends
 
 
 @mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
@@ -269,20 +280,23 @@ class Job:
         "attrs",
         "content",
         "end",
+        "hold",
         "js",
         "kind",
         "link",
+        "queued_at",
         "serial",
         "sid",
         "source",
         "start",
         "tier",
+        "tiers",
         "units",
         "work",
     )
 
     def __init__(self, kind: str, link: int, sid: int, work: Number) -> None:
-        self.kind = kind  # "spill" | "send"
+        self.kind = kind  # "spill" | "reload" | "send"
         self.link = link
         self.sid = sid
         self.work = work
@@ -296,6 +310,11 @@ class Job:
         # spill: the content spilled and the tier's block indices of it to write
         self.content: Content | None = None
         self.js: list[int] = []
+        # reload: the hold it loads for (key), the tiers read ((pool member, units), chain
+        # order) and when it was submitted (`took` counts the wait for a lane too)
+        self.hold = -1
+        self.tiers: tuple[tuple[int, int], ...] = ()
+        self.queued_at = 0.0
 
 
 @mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
@@ -350,11 +369,14 @@ class State:
             "evicted_units": 0,
             "spills": 0,
             "drops": 0,
+            "reloads": 0,
+            "reloaded_units": 0,
             "iterations": 0,
             "ended": 0,
             "arrived": 0,
             "peak_live": 0,
         }
-        # At admissions: units hit, units asked, hit units on blocks held by other holds
-        # (the `admit` event's `shared`), hit units on blocks other sessions computed.
-        self.hit_units = [0, 0, 0, 0]
+        # At admissions: units hit (reloaded ones too), units asked, hit units on blocks
+        # held by other holds (the `admit` event's `shared`), hit units on blocks other
+        # sessions computed, units to be reloaded from tiers.
+        self.hit_units = [0, 0, 0, 0, 0]

@@ -32,6 +32,20 @@ class PoolSummary:
 
 
 @dataclass(frozen=True, slots=True)
+class LinkSummary:
+    """A link stage member over the run: its lanes' busy time (seconds of jobs in service,
+    summed over lanes: the jobs that ended, and those in service up to the run's end) and
+    the jobs that ended, by kind."""
+
+    label: str
+    lanes: int
+    busy: float
+    spills: int
+    reloads: int
+    sends: int
+
+
+@dataclass(frozen=True, slots=True)
 class RunSummary:
     time: float
     events: int
@@ -54,14 +68,21 @@ class RunSummary:
     last_arrival: float | None  # when the last session is due (a progress bar's end)
     # The hit units split (content-and-reload.md §2): `hit_own` on blocks the admitted
     # session computed itself (an earlier turn, or before a preemption), `hit_shared` on
-    # blocks other sessions computed, `hit_reloaded` loaded back from a tier (no reloads
-    # yet: 0). hit_own + hit_shared + hit_reloaded = hit_units. `hit_held` is the part of
-    # the hits on blocks other holds still held (the `admit` events' `shared`).
+    # blocks other sessions computed, `hit_reloaded` to be loaded back from a tier (a
+    # reload's units, counted at its admission). hit_own + hit_shared + hit_reloaded =
+    # hit_units. `hit_held` is the part of the hits on blocks other holds still held (the
+    # `admit` events' `shared`).
     hit_own: int = 0
     hit_shared: int = 0
     hit_reloaded: int = 0
     hit_held: int = 0
     duplicates: int = 0  # registrations of content another block already had registered
+    # Reloads (content-and-reload.md §3): `reload` events, and the units that landed (the
+    # tokens of recompute they saved); `reloading` says whether any pool has `reload`.
+    reloading: bool = False
+    reloads: int = 0
+    reloaded_units: int = 0
+    links: tuple[LinkSummary, ...] = ()
 
 
 def summarize(eng: Engine) -> RunSummary:
@@ -110,9 +131,22 @@ def summarize(eng: Engine) -> RunSummary:
         pools,
         s.halted,
         eng.sched.last_arrival(),
-        s.hit_units[0] - s.hit_units[3],
+        s.hit_units[0] - s.hit_units[3] - s.hit_units[4],
         s.hit_units[3],
-        0,
+        s.hit_units[4],
         s.hit_units[2],
         sum(p.ledger.dup_registrations for p in s.pools),
+        any(pd.ir.reload is not None for pd in eng.t.pools),
+        c["reloads"],
+        c["reloaded_units"],
+        tuple(
+            LinkSummary(
+                lk.label,
+                lk.lanes,
+                lk.link_busy + sum(s.now - j.start for j in lk.jobs if j.start is not None),
+                *lk.jobs_done,
+            )
+            for lk in s.stages
+            if lk.kind == "link"
+        ),
     )

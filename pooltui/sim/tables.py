@@ -65,6 +65,12 @@ class PoolDecl:
     spill_link: list[tuple[int, int] | None]  # per member: (stage decl, member)
     evict_text: str
     queue_text: str
+    # `reload` (content-and-reload.md §3): its compiled work and predicate (None: always),
+    # per member the link member and the spill chain's members, (pool decl, member) each.
+    reload_work: Compiled | None = None
+    reload_when: Compiled | None = None
+    reload_link: list[tuple[int, int] | None] = field(default_factory=list)
+    reload_tiers: list[list[tuple[int, int]]] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -114,6 +120,28 @@ def _key_text(kind: str, policy: object) -> str:
     if isinstance(policy, EvictBy | QueueBy):
         return f"by ({len(policy.keys)} key{'s' if len(policy.keys) != 1 else ''})"
     return kind
+
+
+def reload_tables(t: Tables, pd: PoolDecl) -> None:
+    """A pool's `reload`: its link member and its spill chain per member, each tier joined
+    as the spill that reaches it is (a member's chain goes through the members its spills
+    go to)."""
+    r = pd.ir.reload
+    if r is None:
+        return
+    pd.reload_work = t.fn(r.work)
+    pd.reload_when = t.fn(r.when) if r.when is not None else None
+    li = t.stage_index[r.via]
+    for m in range(pd.ir.count):
+        pd.reload_link.append((li, _join(t.stages[li].ir.count, m)))
+        chain: list[tuple[int, int]] = []
+        at: tuple[int, int] | None = (pd.order, m)
+        for name in r.tiers:
+            assert at is not None
+            at = t.pools[at[0]].spill_tier[at[1]]
+            assert at is not None and t.pools[at[0]].ir.name == name
+            chain.append(at)
+        pd.reload_tiers.append(chain)
 
 
 def build_tables(program: Program) -> Tables:
@@ -168,6 +196,8 @@ def build_tables(program: Program) -> Tables:
         if p.spill is not None:
             pd.spill_work = t.fn(p.spill.work)
             pd.spill_when = t.fn(p.spill.when)
+    for pd in t.pools:
+        reload_tables(t, pd)
     sid = 0
     for i, s in enumerate(program.sessions):
         bid = number(s.body)

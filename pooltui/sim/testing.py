@@ -114,3 +114,35 @@ def changed_entry(sim: Simulation, p: PoolState, order: int) -> None:
     """Record that the cache entry `order` of pool `p` was changed behind the rules' back,
     as the ledger notes its own changes: the per-event check then looks at it."""
     p.ledger.te.add(order)
+
+
+def break_reload(sim: Simulation, what: str) -> None:
+    """Break one invariant of a reload in flight at the frontier (content-and-reload.md
+    §3, §4; the first reloading hold found):
+
+    - "resident": its session is made a resident of its pool's stage;
+    - "job": its reload job leaves its link (no job names it any more);
+    - "registered": a block it is still loading counts as registered in its table;
+    - "lanes": a job in service on its link goes back to waiting, a lane free.
+    """
+    s = sim.state
+    sess, h = next((x, h) for x in s.live.values() for h in x.holds if h.reloading)
+    p = s.pools[h.pool]
+    links = [st for st in s.stages if st.kind == "link"]
+    if what == "resident":
+        assert p.stage is not None
+        s.stages[p.stage].residents.append(sess.sid)
+    elif what == "job":
+        for lk in links:
+            for queue in (lk.jobs, lk.waiting_jobs):
+                for job in list(queue):
+                    if job.kind == "reload" and job.hold == h.key:
+                        queue.remove(job)
+    elif what == "registered":
+        h.table.nreg += 1
+    elif what == "lanes":
+        lk = next(lk for lk in links if lk.jobs)
+        lk.waiting_jobs.insert(0, lk.jobs.pop())
+    else:
+        raise ValueError(what)
+    watch.hold(sim.engine, h)  # as a rule records its change: the per-event check looks

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Sequence
+from typing import Literal
 
 from pooltui.lang.exprs import normal
 from pooltui.sim import admit, blocks, members
@@ -36,6 +37,7 @@ from pooltui.sim.state import (
     S_FOREVER,
     S_GROW_WAIT,
     S_QUEUED,
+    S_RELOADING,
     S_RESIDENT,
     S_SEAT_WAIT,
     S_SENDING,
@@ -76,6 +78,7 @@ def _hold_view(eng: Engine, sess: Session, h: Hold) -> HoldView:
         h.admitted_at,
         h.admit_order,
         sum(1 for b in bs if ref[b] > 1),
+        h.reload_units if h.reloading else 0,
     )
 
 
@@ -153,8 +156,12 @@ def _block_map(eng: Engine, p: PoolState, entries: tuple[EntryView, ...]) -> Blo
     owners: list[BlockOwner] = []
     cells: dict[int, int] = {}  # blocks in use only (see Cells)
     by_hold: dict[int, int] = {}
+    landing: set[int] = set()
     for sess in eng.s.live.values():
         for h in sess.holds:
+            if eng.s.pools[h.pool] is p and h.reloading:
+                hit = (h.computed - h.reload_units) // p.block
+                landing.update(h.table.blocks[hit : h.computed // p.block])
             if eng.s.pools[h.pool] is p and h.table.blocks:
                 owners.append(BlockOwner("hold", sess.name, sess.sid))
                 k = len(owners)
@@ -181,6 +188,7 @@ def _block_map(eng: Engine, p: PoolState, entries: tuple[EntryView, ...]) -> Blo
         contents,
         registered,
         dups,
+        frozenset(landing),
     )
 
 
@@ -234,7 +242,7 @@ def _session_state(eng: Engine, sess: Session) -> str:
         return f"resident of {st.label} ({sess.run.kind})"
     if sess.state == S_GROW_WAIT:
         return sess.waiting_for or "waiting to grow"
-    if sess.state in (S_SLEEPING, S_SENDING, S_SEAT_WAIT, S_FOREVER):
+    if sess.state in (S_SLEEPING, S_SENDING, S_SEAT_WAIT, S_FOREVER, S_RELOADING):
         return sess.waiting_for
     return sess.state
 
@@ -258,16 +266,21 @@ def _stage_views(eng: Engine) -> tuple[StageView, ...]:
                     span = j.end - j.start
                     progress = 1.0 if span <= 0 else min(1.0, (s.now - j.start) / span)
                 tier = s.pools[j.tier].label if j.kind == "spill" else None
+                kind: Literal["spill", "reload", "send"] = (
+                    "spill" if j.kind == "spill" else "reload" if j.kind == "reload" else "send"
+                )
                 return LinkJobView(
-                    "spill" if j.kind == "spill" else "send",
+                    kind,
                     name,
                     j.sid,
                     normal(j.work),
                     j.start,
                     j.end,
                     progress,
-                    j.units if j.kind == "spill" else None,
+                    j.units if j.kind != "send" else None,
                     tier,
+                    tuple((s.pools[tn].label, u) for tn, u in j.tiers),
+                    s.pools[j.source].label if j.kind == "reload" else None,
                 )
 
             out.append(
@@ -326,6 +339,12 @@ def _stage_views(eng: Engine) -> tuple[StageView, ...]:
                 residents=tuple(residents),
                 preempted=st.preempted and st.busy,
                 memory=tuple(s.pools[pi].label for pi in st.memory),
+                reloading=tuple(
+                    sess.name
+                    for sess in s.live.values()
+                    for h in sess.holds
+                    if h.reloading and h.pool in st.memory
+                ),
                 span=sd.ir.span,
             )
         )
@@ -365,7 +384,7 @@ def build_snapshot(eng: Engine, events: Sequence[Event], cursor: int) -> Snapsho
     done = sum(cc[1] for cc in s.class_counts)
     counts = Counts(
         c["arrived"], len(s.live), done, rejected, c["preemptions"], c["evictions"], c["spills"],
-        c["drops"],
+        c["drops"], c["reloads"],
     )  # fmt: skip
     last = events[cursor] if 0 <= cursor < len(events) else None
     return Snapshot(

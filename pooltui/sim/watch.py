@@ -29,7 +29,7 @@ OUT, QUEUED, PREEMPTED = 0, 1, 2
 
 
 class Watch:
-    __slots__ = ("front", "holds", "ledgers", "resyncs", "seen")
+    __slots__ = ("front", "holds", "ledgers", "reloading", "resyncs", "seen")
 
     def __init__(self, npools: int) -> None:
         self.holds: dict[int, Hold] = {}  # touched since the last check, by key
@@ -39,6 +39,7 @@ class Watch:
         # The ledgers' figures (content-and-reload.md §4), built by a full check of each
         # ledger at the first check.
         self.ledgers = Shadows()
+        self.reloading: dict[int, Hold] = {}  # holds whose reload is in flight, by key
         self.resyncs = 0  # counted again after a change nobody recorded (a bug: tests see it)
 
 
@@ -57,6 +58,8 @@ def start(s: State) -> Watch:
                 w.seen[h.key] = code
             if code == PREEMPTED:
                 w.front[h.pool] += 1
+            if h.reloading:
+                w.reloading[h.key] = h
     return w
 
 

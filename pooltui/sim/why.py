@@ -93,6 +93,47 @@ def spilled(name: str, tier: str, units: int) -> str:
     return f"{name}'s prefix landed in {tier}: {units} units cached there"
 
 
+def _tiers(tiers: tuple[tuple[str, int], ...]) -> str:
+    """`dram`, or `dram (32) and ssd (16)` when a reload reads more than one tier."""
+    if len(tiers) == 1:
+        return tiers[0][0]
+    parts = [f"{label} ({units})" for label, units in tiers]
+    return ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def reloading(
+    units: int,
+    name: str,
+    tiers: tuple[tuple[str, int], ...],
+    link: str,
+    copy: float,
+    ahead: int,
+) -> str:
+    """`copy`: the job's own time on the link (work / rate)."""
+    took = "it never lands: work inf" if math.isinf(copy) else seconds(copy)
+    after = f", after {ahead} job{_s(ahead)} on {link}" if ahead else ""
+    return (
+        f"reloading {units} units of {name}'s prefix from {_tiers(tiers)} over {link} "
+        f"({took}{after}) instead of recomputing them"
+    )
+
+
+def reloaded(
+    name: str, units: int, pool: str, tiers: tuple[tuple[str, int], ...], took: float
+) -> str:
+    return (
+        f"{name}'s {units} reloaded units landed in {pool} from {_tiers(tiers)} after "
+        f"{seconds(took)}: registered there, and never recomputed"
+    )
+
+
+def reload_wait(units: int, tiers: tuple[tuple[str, int], ...], link: str, lane: bool) -> str:
+    """A reloading session's wait, in words (`lane`: its job waits for a lane)."""
+    return f"reloading {units} units from {_tiers(tiers)} over {link}" + (
+        "" if lane else " (waiting for a lane)"
+    )
+
+
 def sends(name: str, work: Number, link: StageState) -> str:
     behind = len(link.waiting_jobs) + len(link.jobs) - link.lanes + 1
     queued = f" (queued behind {behind})" if len(link.jobs) >= link.lanes else ""

@@ -401,6 +401,7 @@ MOMENT_KEYS = (
     ("p", "preempt"),
     ("e", "evict"),
     ("s", "spill"),
+    ("l", "reload"),
     ("w", "grow-wait"),
     ("g", "grow"),
     ("r", "release"),

@@ -22,6 +22,7 @@ from hypothesis import Phase, given, settings
 
 from pooltui.sim.compiled import cached_build, copy_package
 from tests.sim.test_invariants import random_specs
+from tests.sim.test_reload import PREEMPTED, TWO_TIERS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -93,6 +94,10 @@ EXTRA = {
     "pool kv { cap 8; block 4; preempt none; admit via gpu; }\n"
     "session s[2] { hold kv (4) { run gpu prefill (4); grow kv (4); grow kv (4); } }\n",
 }
+# Reloads (tests/sim/test_reload.py, worked by hand): two tiers, and a preempted hold
+# reloading on its way back to its run. (specs/offload.pool and spill_tiers.pool reload
+# too.)
+EXTRA.update({"reload_two_tiers.pool": TWO_TIERS, "reload_preempted.pool": PREEMPTED})
 
 
 def random_texts(n: int) -> list[str]:
@@ -120,9 +125,9 @@ def test_compiled_build_gives_the_same_bytes(compiled_dir: Path, tmp_path: Path)
     assert pure[0].startswith("compiled=False; pooltui ") and pure[0].endswith(", pure Python")
     assert compiled[0].startswith("compiled=True; pooltui ")
     assert compiled[0].endswith(", compiled (mypyc)")
-    # Every spec ran in both modes (15 bundled, 3 here, 30 random); the halting ones exit 1.
+    # Every spec ran in both modes (16 bundled, 5 here, 30 random); the halting ones exit 1.
     runs = [line for line in pure if " exit=" in line]
-    assert len(runs) == 2 * (15 + len(specs))
+    assert len(runs) == 2 * (16 + len(specs))
     for name in ("check_fails.pool", "div.pool", "negative.pool", "deadlock.pool"):
         assert sum(line.startswith(name) and "exit=1" in line for line in runs) == 2, name
     for words in ("division by zero", "negative", "deadlock"):

@@ -110,6 +110,31 @@ def test_random_specs_agree(spec: str) -> None:
     check_same(spec, ".")
 
 
+def _reload_specs() -> dict[str, str]:
+    """The hand-worked reload cases of tests/sim/test_reload.py, and the first with a
+    decoding resident steady beside a reload in flight (fast mode's bulk iterations)."""
+    from tests.sim import test_reload as r
+
+    steady = r.VICTIM.replace("decode (20)", "decode (12)")  # g never needs a 2nd block
+    return {
+        "example": r.example(),
+        "two-lanes": r.example(lanes=2),
+        "when-refuses": r.example(reload="reload via pcie (size) when (size >= 64);"),
+        "two-tiers": r.TWO_TIERS,
+        "victim": r.VICTIM,
+        "steady-beside-a-reload": steady,
+        "no-fit": r.NO_FIT,
+        "preempted": r.PREEMPTED,
+        "forever": r.example(reload="reload via pcie (size * inf);"),
+    }
+
+
+@pytest.mark.parametrize("name", list(_reload_specs()))
+@pytest.mark.parametrize("invariants", [False, True], ids=["lean", "invariants"])
+def test_reload_specs_agree(name: str, invariants: bool) -> None:
+    check_same(_reload_specs()[name], ".", invariants=invariants)
+
+
 # ---------------------------------------------------------------- cut-offs (issue 14)
 # `--until T` stops before the first action after T; `--events N` right after the N-th
 # recorded event (the fast mode records no `iteration`, `iteration-end` or `grow`, so the
@@ -218,3 +243,14 @@ def test_bundled_specs_agree_when_cut(path: Path) -> None:
 @given(spec=random_specs())
 def test_random_specs_agree_when_cut(spec: str) -> None:
     check_cuts_same(spec, ".")
+
+
+def test_the_mooncake_trace_over_three_tiers_agrees_with_invariants_on() -> None:
+    # benchmarks/tiers.pool cut to its first 200 requests: hash_ids shared across
+    # conversations, spills down two tiers, and some reloads (holds reloading beside
+    # holds that share their hit blocks) - checked after every event in the per-event run.
+    path = ROOT / "benchmarks" / "tiers.pool"
+    text = _limited(path, 200)
+    _, events = _run(text, str(path.parent), fast=False, record=True, invariants=False)
+    assert any(e.moment == "reloaded" for e in events)
+    check_same(text, str(path.parent), invariants=True)

@@ -18,7 +18,8 @@ from tests.sim.helpers import check_structure, of, run_all, sim_of
 @st.composite
 def random_specs(draw: Any) -> str:
     """A spec from a small grammar: a memory pool (maybe a family of two joined with a step
-    stage family) of a step stage, maybe spilling to a shared tier over a link; a
+    stage family) of a step stage, maybe spilling to a shared tier over a link (and maybe
+    reloading from it); a
     settle-admitted pool; one or two session classes with turns, grows, sends and ifs."""
     seed = draw(st.integers(0, 1000))
     fam = draw(st.sampled_from([1, 1, 2]))
@@ -65,6 +66,9 @@ def random_specs(draw: Any) -> str:
         tier_cap = tier_block * draw(st.integers(1, 8))
         lines.append(f"pool host {{ cap {tier_cap}; block {tier_block}; evict lru; }}")
         kv.append("spill host via pcie (size) when (size >= 2);")
+        # Reading it back (content-and-reload.md §3): always, past a size, or not at all.
+        reload = ["", "reload via pcie (size);", "reload via pcie (2 * size) when (size >= 4);"]
+        kv.append(draw(st.sampled_from(reload)))
     lines.append(f"pool kv{suffix} {{ {' '.join(kv)} }}")
     q_cap = draw(st.integers(1, 8))
     lines.append(f"pool q {{ cap {q_cap}; queue fifo; }}")

@@ -50,6 +50,7 @@ EXPECTED = {
     "azure_code.pool",
     "shared_prefix.pool",
     "mooncake_conv.pool",
+    "offload.pool",
 }
 
 ALL = sorted(p.name for p in SPECS.glob("*.pool"))
@@ -387,17 +388,31 @@ def test_spill_tiers_spills_down_the_tiers_and_drops() -> None:
     assert all(e.units >= 8 for e in spills if e.pool == "dram")
     assert {e.pool for e in landed} | {e.pool for e in drops} <= {"dram", "ssd"}
     assert any(e.pool == "ssd" for e in drops)
-    # each link serves its spills FIFO on one lane, work / rate seconds each: the k-th
-    # spill into a tier ends (lands or drops) in order, no sooner than its work allows
+    # hbm reads back down the chain (content-and-reload.md §3): from dram, from ssd where
+    # dram's copy stops, and from both in one reload; every reload lands
+    reloads, reloaded = of(ev, "reload"), of(ev, "reloaded")
+    assert reloads and len(reloads) == len(reloaded)
+    assert all(e.units >= 8 and e.stage == "pcie" and e.pool == "hbm" for e in reloads)
+    tiers = {tuple(label for label, _ in e.get("tiers")) for e in reloads}
+    assert {("dram",), ("ssd",), ("dram", "ssd")} <= tiers
+    assert all(sum(u for _, u in e.get("tiers")) == e.units for e in reloads)
+    # each link serves its jobs FIFO on one lane, work / rate seconds each (pcie: the
+    # spills into dram and the reloads): the k-th job ends (lands, drops or is reloaded)
+    # in order, no sooner than its work allows
     rate = {"pcie": 1000, "nvme": 250}
-    for tier in ("dram", "ssd"):
-        starts = [e for e in spills if e.get("tier") == tier]
-        ends = [e for e in ev if e.moment in ("spilled", "spill-drop") and e.pool == tier]
-        assert all(e.get("work") == e.units for e in starts)  # work (size): units written
+    for tier, link in (("dram", "pcie"), ("ssd", "nvme")):
+        starts = [e for e in ev if e.units and e.moment in ("spill", "reload") and e.stage == link]
+        ends = [
+            e for e in ev
+            if (e.moment in ("spilled", "spill-drop") and e.pool == tier)
+            or (e.moment == "reloaded" and e.stage == link)
+        ]  # fmt: skip
+        assert all(e.get("work") == e.units for e in starts)  # work (size): units moved
         assert len(starts) == len(ends)
         free_at = 0.0
         for s, end in zip(starts, ends, strict=True):
             assert s.session == end.session
+            assert (s.moment == "reload") == (end.moment == "reloaded")
             free_at = max(free_at, s.time) + s.get("work") / rate[s.stage]
             assert end.time == pytest.approx(free_at)
 
@@ -525,3 +540,30 @@ def test_mooncake_conv_shares_hash_ids_and_evicts() -> None:
     assert of(ev, "evict")
     s = sim.summary()
     assert s.hit_own + s.hit_shared == s.hit_units and s.hit_shared > 0
+
+
+def test_offload_runs_one_workload_with_and_without_its_tier() -> None:
+    # From the spec: TIER switches hbm's spill and reload on (1) or off (0); nothing else
+    # changes, and no expression that draws reads the cache, so the same conversations
+    # arrive at the same times in both runs. With the tier, evicted prefixes are written
+    # to dram and later turns reload them (from dram, the only tier), every reload lands
+    # (the run ends with nobody live), and the reloaded units are part of the hits; without
+    # it nothing is spilled or reloaded.
+    text = spec_text("offload.pool")
+    assert "const TIER = 1;" in text
+    with_tier, ev1 = run_spec("offload.pool")
+    without, ev0 = run_text(text.replace("const TIER = 1;", "const TIER = 0;"))
+
+    def arrivals(ev: list[Event]) -> list[tuple[float, str | None]]:
+        return [(e.time, e.session) for e in of(ev, "arrive")]
+
+    assert arrivals(ev1) == arrivals(ev0) and len(arrivals(ev1)) == 24
+    s1, s0 = with_tier.summary(), without.summary()
+    assert (s0.spills, s0.reloads, s0.hit_reloaded) == (0, 0, 0)
+    assert not of(ev0, "spill") and not of(ev0, "reload")
+    reloads = of(ev1, "reload")
+    assert reloads and len(reloads) == len(of(ev1, "reloaded")) == s1.reloads
+    assert all(e.get("tiers") == (("dram", e.units),) for e in reloads)
+    assert s1.reloaded_units == s1.hit_reloaded == sum(e.units or 0 for e in reloads) > 0
+    assert s1.hit_own + s1.hit_shared + s1.hit_reloaded == s1.hit_units
+    assert s1.live == s0.live == 0 and s1.done == s0.done == 24

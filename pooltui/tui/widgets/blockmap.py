@@ -52,6 +52,7 @@ class BlockMapView(ScrollView, can_focus=True):
         self.highlight: frozenset[int] = frozenset()
         self.violation_blocks: frozenset[int] = frozenset()
         self.shared: frozenset[int] = frozenset()  # blocks more than one hold holds
+        self.landing: frozenset[int] = frozenset()  # blocks a reload in flight loads
         self.palette = Palette()
         self._generation = 0
         self._cache: LRUCache[tuple[int, int, int], Strip] = LRUCache(1024)
@@ -71,6 +72,7 @@ class BlockMapView(ScrollView, can_focus=True):
         self.highlight = highlight
         self.violation_blocks = violation_blocks
         self.shared = shared_blocks(pool)
+        self.landing = pool.blocks.landing if pool.blocks is not None else frozenset()
         self._invalidate()
 
     def set_palette(self, palette: Palette) -> None:
@@ -254,13 +256,16 @@ class BlockMapView(ScrollView, can_focus=True):
         return Strip(segments, max(width, used))
 
     def _marked(self, i: int, k: int) -> Segment:
-        """A highlighted block: the event's blocks, a violation's, the inspected one."""
+        """A marked block: the event's blocks, a violation's, the inspected one, or one a
+        reload in flight is loading (landing)."""
         pal = self.palette
         style, glyph = self._owner_style(k)
         if i in self.violation_blocks:
             return Segment("!!", on(pal.error))
         if i == self.selected:
             return Segment("[]", style + Style(bold=True, color=pal.highlight))
+        if i in self.landing and i not in self.highlight:  # its content is on its way
+            return Segment("↓" + glyph[1:], style + Style(bold=True))
         if i in self.shared and i not in self.highlight:
             return self._shared(i, style)
         return Segment("◆" + glyph[1:], style + Style(bold=True, color=pal.highlight))
@@ -269,7 +274,7 @@ class BlockMapView(ScrollView, can_focus=True):
         """The blocks drawn one by one (marked or shared), once per generation: a pool can
         share many blocks, and every row asks."""
         if self._marks[0] != self._generation:
-            marks = self.highlight | self.violation_blocks | self.shared
+            marks = self.highlight | self.violation_blocks | self.shared | self.landing
             if self.selected is not None:
                 marks = marks | {self.selected}
             self._marks = (self._generation, marks)

@@ -35,6 +35,8 @@ MOMENT_KINDS = {
     "spill": "spill",
     "spilled": "spill",
     "spill-drop": "bad",
+    "reload": "spill",
+    "reloaded": "spill",
     "check-failed": "bad",
     "deadlock": "bad",
 }

@@ -29,6 +29,7 @@ def _n(count: int, one: str, many: str | None = None) -> str:
 
 MARKS = {
     "event": ("◆", "blocks of this event"),
+    "landing": ("↓", "landing: a reload in flight loads them"),
     "inspected": ("[ ]", "the inspected block"),
     "shared": ("×N", "held by N holds"),
     "violation": ("!!", "blocks of the violation"),
@@ -93,6 +94,8 @@ def pool_legend(
         row.append_text(name)
         row.append(f"holds {_n(h.blocks, 'block')} ({number(h.size, 4)} units)".ljust(30))
         row.append(f"computed {number(h.computed, 4)}{SEP}context {number(h.context, 4)}", "dim")
+        if h.reloading:
+            row.append(f"{SEP}reloading {number(h.reloading, 4)} units", "bold")
         rows.append(row)
     for e in entries:
         row = Text()

@@ -213,6 +213,7 @@ class PoolCard(SafeRender, Vertical):
                 vblocks = frozenset(violation.blocks)
             shown = {
                 "event": bool(highlight),
+                "landing": bool(pool.blocks is not None and pool.blocks.landing),
                 "inspected": self.map.selected is not None,
                 "violation": bool(vblocks),
                 "shared": pool.shared > 0,
@@ -393,6 +394,8 @@ def stage_text(stage: StageView, palette: Palette) -> Text:
         if stage.memory:
             text.append(f"{SEP}memory {', '.join(stage.memory)}", "dim")
         text.append("\n")
+        if stage.reloading:
+            text.append(f"  reloading (no seat, no tokens yet): {', '.join(stage.reloading)}\n")
         if stage.residents:
             text.append("  session        phase      tokens computed context  progress\n", "dim")
         for r in stage.residents:
@@ -423,14 +426,15 @@ def stage_text(stage: StageView, palette: Palette) -> Text:
         for job in stage.jobs:
             text.append("  ")
             text.append_text(session_text(job.session, job.session_id))
-            what = f" {job.kind}"
-            if job.kind == "spill":
-                what += f" {number(job.units, 4)} units to {job.tier}"
-            text.append(what + "  ")
+            text.append(f" {job.what}  ")
             filled = round(job.progress * 20)
             text.append("█" * filled, Style(color=session_hex(job.session_id)))
             text.append("░" * (20 - filled), "dim")
             text.append(f" {job.progress * 100:3.0f}%\n")
+        for job in stage.queued_jobs:
+            text.append("  queued: ", "dim")
+            text.append_text(session_text(job.session, job.session_id))
+            text.append(f" {job.what}\n", "dim")
     return text
 
 
@@ -519,6 +523,8 @@ def inspect_block_text(snap: Snapshot, pool_label: str, block: int) -> Text:
         text.append("allocated to ")
         text.append_text(session_text(owner.session, owner.session_id))
         text.append("\n")
+        if pool.blocks is not None and block in pool.blocks.landing:
+            text.append("landing: a reload in flight loads it; nobody can hit it yet\n", "bold")
         hold = next((h for h in pool.holds if h.session_id == owner.session_id), None)
         if hold is not None:
             text.append(

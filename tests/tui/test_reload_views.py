@@ -1,0 +1,77 @@
+"""What the debugger shows of a reload (docs/language.md §5.7): breakpoints on `reload`
+and `reloaded`, the link's reload jobs beside its spills, the reloading session under its
+step stage, and the blocks being loaded marked as landing in the block map, with the
+legend's word for them. Over tests/sim/test_reload.py's worked example (by hand there):
+at its `reload` (1.01) b's spill is in service on pcie and a's reload of 48 units from
+dram waits behind it; a's blocks 0-2 are landing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from rich.text import Text
+
+from pooltui.cli.main import main
+from pooltui.tui.colors import Palette
+from pooltui.tui.widgets.panels import inspect_block_text, marks_key, pool_legend, stage_text
+from tests.sim.helpers import of, run_all, sim_of
+from tests.sim.test_reload import example
+
+
+def test_the_panels_show_a_reload_in_flight() -> None:
+    sim = sim_of(example())
+    events = run_all(sim)
+    sim.goto(of(events, "reload")[0].index)
+    snap = sim.snapshot()
+    pcie = stage_text(snap.stage("pcie"), Palette()).plain
+    assert "b spill 64 units to dram" in pcie
+    assert "queued: a reload 48 units from dram to hbm" in pcie
+    gpu = stage_text(snap.stage("gpu"), Palette()).plain
+    assert "reloading (no seat, no tokens yet): a" in gpu
+    legend = pool_legend(snap.pool("hbm"), 10, Palette(), ("landing",)).plain
+    assert "reloading 48 units" in legend
+    assert "↓ landing: a reload in flight loads them" in legend
+    assert isinstance(marks_key(("landing",), Palette()), Text)
+    assert "landing: a reload in flight" in inspect_block_text(snap, "hbm", 1).plain
+    assert "landing" not in inspect_block_text(snap, "hbm", 3).plain
+
+
+def test_breakpoints_stop_on_reload_and_reloaded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = tmp_path / "example.pool"
+    spec.write_text(example())
+    out = tmp_path / "bp.svg"
+    assert main(["render", str(spec), "--break", "reload", "-o", str(out)]) == 0
+    assert "breakpoint #1: reload" in capsys.readouterr().out
+    svg = out.read_text().replace("&#160;", " ")
+    assert "landing: a reload in flight loads them" in svg  # the block map's legend
+    assert main(["render", str(spec), "--break", "reloaded pool=hbm a", "-o", str(out)]) == 0
+    assert "breakpoint #1: reloaded" in capsys.readouterr().out
+    # no reload of b ever happens: the breakpoint never fires (exit 1)
+    assert main(["render", str(spec), "--break", "reload b", "-o", str(out)]) == 1
+
+
+def test_the_run_summary_counts_reloads_and_each_links_time(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The worked example: 1 reload of 48 units; hits 48 of 176 units asked, all reloaded;
+    # pcie busy 0.03 + 0.04 + 0.03 = 0.1 s of the run's 1.09 s (9.2 %), 2 spills, 1 reload.
+    spec = tmp_path / "example.pool"
+    spec.write_text(example())
+    assert main(["run", str(spec), "-q"]) == 0
+    out = capsys.readouterr().out
+    assert "own 0.0%  shared 0.0%  reloaded 27.3%" in out
+    assert (
+        "reloads 1 (48 units landed; 100.0% of hit units came from tiers; "
+        "recompute saved 48 tokens)"
+    ) in out
+    assert "link pcie: busy 0.1s (9.2%), 2 spills, 1 reload, 0 sends" in out
+    # Without reload: no reload line; the link has a's and b's spills: 0.07 s of the run's
+    # 1.05 s (b's spill lands after a ends at 1.02)
+    spec.write_text(example(reload=""))
+    assert main(["run", str(spec), "-q"]) == 0
+    out = capsys.readouterr().out
+    assert not any(line.startswith("reloads") for line in out.splitlines())
+    assert "link pcie: busy 0.07s (6.7%), 2 spills, 0 reloads, 0 sends" in out
