@@ -125,6 +125,10 @@ def check(s: State, steady: Steady | None = None) -> Violation | None:
         v = _capacity(p)
         if v is not None:
             return v
+    # A reload's own words first: a loading block counted as registered breaks §4 too.
+    v = links_and_reloads(s)
+    if v is not None:
+        return v
     v = ledgercheck.violation(s)  # every block of every pool (content-and-reload.md §4)
     if v is not None:
         return v
@@ -145,9 +149,6 @@ def check(s: State, steady: Steady | None = None) -> Violation | None:
             v = hold_violation(s.pools[h.pool], sess, h, size, computed, lazy)
             if v is not None:
                 return v
-    v = links_and_reloads(s)
-    if v is not None:
-        return v
     for st in s.stages:
         v = _stage(st)
         if v is not None:

@@ -14,7 +14,8 @@ from rich.text import Text
 
 from pooltui.cli.main import main
 from pooltui.tui.colors import Palette
-from pooltui.tui.widgets.panels import inspect_block_text, marks_key, pool_legend, stage_text
+from pooltui.tui.widgets.legend import marks_key, pool_legend
+from pooltui.tui.widgets.panels import inspect_block_text, stage_text
 from tests.sim.helpers import of, run_all, sim_of
 from tests.sim.test_reload import example
 

@@ -11,7 +11,8 @@ from textual.widgets import Static
 from pooltui.cli.render import place_leading_spaces
 from pooltui.tui.app import PoolApp
 from pooltui.tui.colors import Palette
-from pooltui.tui.widgets.panels import pool_head, pool_legend, waited
+from pooltui.tui.widgets.legend import pool_legend
+from pooltui.tui.widgets.panels import pool_head, waited
 from tests.tui.conftest import SIZE, keys, make_app, settle
 from tests.tui.fakesim import FakeSim
 
