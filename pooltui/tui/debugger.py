@@ -177,18 +177,28 @@ class DebuggerScreen(Screen[None]):
         Binding("p,left", "back", "Back", id="back", priority=True),
         Binding("c", "continue", "Continue", id="continue"),
         Binding("C,shift+c", "reverse_continue", "Reverse", id="reverse_continue"),
-        # A priority binding: the box opens before the keys typed after `g` are handled.
+        # The keys that open a box are priority bindings, so the box opens before the keys
+        # typed after them are handled (else one of those, `p` say, steps back first).
         Binding("g", "goto", "Go to", id="goto", priority=True),
         Binding("r", "run", "Run", id="run"),
         Binding("space", "pause", "Pause", id="pause", priority=True),
         Binding("plus,equals_sign", "speed(1)", "Faster", id="faster", show=False),
         Binding("minus", "speed(-1)", "Slower", id="slower", show=False),
-        Binding("b", "breakpoints", "Breakpoints", id="breakpoints"),
-        Binding("w", "watches", "Watches", id="watches"),
+        Binding("b", "breakpoints", "Breakpoints", id="breakpoints", priority=True),
+        Binding("w", "watches", "Watches", id="watches", priority=True),
         Binding("escape", "clear_inspect", "Clear inspection", id="clear_inspect", show=False),
-        Binding("right_square_bracket", "find(1)", "Next…", id="find_next", show=False),
-        Binding("left_square_bracket", "find(-1)", "Previous…", id="find_previous", show=False),
-        Binding("slash", "filter", "Filter", id="filter", show=False),
+        Binding(
+            "right_square_bracket", "find(1)", "Next…", id="find_next", show=False, priority=True
+        ),
+        Binding(
+            "left_square_bracket",
+            "find(-1)",
+            "Previous…",
+            id="find_previous",
+            show=False,
+            priority=True,
+        ),
+        Binding("slash", "filter", "Filter", id="filter", show=False, priority=True),
         Binding("t", "teach", "Teach", id="teach", show=False),
         Binding("ctrl+r", "reload", "Reload spec", id="reload", show=False),
         Binding("v", "next_view", "Next panel (narrow)", id="next_view", show=False),

@@ -142,6 +142,10 @@ class GotoScreen(ModalScreen[tuple[str, float] | None]):
 class ExpressionScreen(ModalScreen[None]):
     """A list of items with an input to add one: the base of breakpoints and watches."""
 
+    # The input has the focus from the start (not the list, the first focusable): keys
+    # typed as the box opens go into it.
+    AUTO_FOCUS = "Input"
+
     DEFAULT_CSS = """
     ExpressionScreen { align: center middle; }
     ExpressionScreen > Vertical {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from textual import events
 from textual.widgets import DataTable, Static
@@ -132,3 +133,62 @@ async def test_the_marks_of_the_block_map_are_explained_and_whole() -> None:
         start = 7 + (block % view.columns()) * cell  # after the gutter of 7
         tile = line[start : start + cell - 1]
         assert tile.startswith("[") and tile.rstrip().endswith("]"), repr(tile)
+
+
+# Keys as a terminal delivers them when typed fast: all in the app's queue before the box
+# the first one opens is on the screen. Each box must get the keys typed after it; before,
+# a `p` among them (a step back on the debugger screen) went back instead.
+CHARS = {
+    "enter": "\r",
+    "escape": "\x1b",
+    "slash": "/",
+    "left_parenthesis": "(",
+    "right_parenthesis": ")",
+    "left_square_bracket": "[",
+    "right_square_bracket": "]",
+}
+
+
+async def typed_at_once(app: PoolApp, pilot: Any, *pressed: str) -> None:
+    for key in pressed:
+        app.post_message(events.Key(key, CHARS.get(key, key)))
+    await settle(pilot)  # the keys are handled (the first opens a box)
+    for _ in range(300):  # a bound, not a duration: until the last box has closed
+        if app.screen is app.debugger:
+            break
+        await pilot.pause(0.01)
+    await settle(pilot)
+
+
+async def test_a_moment_key_typed_as_its_box_opens_names_the_moment() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await typed_at_once(app, pilot, "right_square_bracket", "e")
+        assert app.snapshot is not None and app.snapshot.event_index == 43  # the first evict
+        # `p` names preempt here (the fake never preempts): no step back, no box left open.
+        await typed_at_once(app, pilot, "left_square_bracket", "p")
+        assert app.screen is app.debugger
+        assert app.stop == "no preempt before this event"
+
+
+async def test_a_breakpoint_typed_as_its_box_opens_is_added() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await typed_at_once(app, pilot, "b", *"preempt", "enter")
+        assert [bp.moment for bp in app.breakpoints.items] == ["preempt"]
+        assert app.snapshot is not None and app.snapshot.event_index == -1  # no step back
+
+
+async def test_a_watch_and_a_filter_typed_as_their_boxes_open_are_taken() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await typed_at_once(
+            app, pilot, "w", *"free", "left_parenthesis", "k", "v", "right_parenthesis", "enter"
+        )
+        await typed_at_once(app, pilot, "escape")
+        assert [text for text, _ in app.watches] == ["free(kv)"]
+        await typed_at_once(app, pilot, "slash", *"preempt", "enter")
+        assert app.debugger.filter_text == "preempt"
