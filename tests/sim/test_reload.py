@@ -237,11 +237,11 @@ def test_a_reload_queues_behind_a_spill_unless_a_lane_is_free() -> None:
     assert r.get("ahead") == 0
     assert r.why.endswith("over pcie (0.03s) instead of recomputing them")
     done = one(events, "reloaded")
-    assert t(done.time) == 1.04 and done.get("tiers") == (("dram", 32), ("ssd", 16))
+    assert t(done.time) == 1.04 and done.get("tiers") == (("dram", 48),)
     # 1.01 -> 1.04: the job started at once (ahead 0), 48 units at 1,600 a second.
     assert done.why == (
-        "a's 48 reloaded units landed in hbm from dram (32) and ssd (16) after 0.03s: "
-        "registered there, and never recomputed"
+        "a's 48 reloaded units landed in hbm from dram after 0.03s: registered there, "
+        "and never recomputed"
     )
     assert table(events)[-1] == (1.04, (("a", "prefill", 16),), (), False)
     assert ends(events)["a"] == (1.05, "done")
