@@ -136,6 +136,7 @@ FIGURES = {
     "evict": ("left",),
     "spill": ("work", "have"),
     "reload": ("hit", "work", "ahead"),
+    "reloaded": ("took",),
     "iteration": ("iteration", "tokens", "budget_used", "budget_left", "duration"),
     "iteration-end": ("iteration", "tokens"),
     "send": ("work",),

@@ -113,6 +113,11 @@ def test_a_prefix_evicted_to_the_tier_is_reloaded_by_the_next_turn() -> None:
         1.08, "a", "hbm", "pcie", 48, (0, 1, 2),
     )  # fmt: skip
     assert done.get("tiers") == (("dram", 48),) and t(done.get("took")) == 0.07
+    # Its why: where the units landed, from where, and how long since `reload` (1.01 -> 1.08).
+    assert done.why == (
+        "a's 48 reloaded units landed in hbm from dram after 0.07s: registered there, "
+        "and never recomputed"
+    )
     # At 1.05 the spill's lane goes to the reload first, then the spill lands.
     assert [(t(e.time), e.session) for e in of(events, "spilled")] == [(0.53, "a"), (1.05, "b")]
     assert table(events) == [
@@ -231,7 +236,13 @@ def test_a_reload_queues_behind_a_spill_unless_a_lane_is_free() -> None:
     r = one(events, "reload")
     assert r.get("ahead") == 0
     assert r.why.endswith("over pcie (0.03s) instead of recomputing them")
-    assert t(one(events, "reloaded").time) == 1.04
+    done = one(events, "reloaded")
+    assert t(done.time) == 1.04 and done.get("tiers") == (("dram", 48),)
+    # 1.01 -> 1.04: the job started at once (ahead 0), 48 units at 1,600 a second.
+    assert done.why == (
+        "a's 48 reloaded units landed in hbm from dram after 0.03s: registered there, "
+        "and never recomputed"
+    )
     assert table(events)[-1] == (1.04, (("a", "prefill", 16),), (), False)
     assert ends(events)["a"] == (1.05, "done")
 
@@ -288,7 +299,13 @@ def test_a_continuation_split_over_two_tiers() -> None:
         "reloading 48 units of a's prefix from dram (32) and ssd (16) over pcie (0.03s) "
         "instead of recomputing them"
     )
-    assert t(one(events, "reloaded").time) == 1.04
+    done = one(events, "reloaded")
+    assert t(done.time) == 1.04 and done.get("tiers") == (("dram", 32), ("ssd", 16))
+    # 1.01 -> 1.04: the job started at once (ahead 0), 48 units at 1,600 a second.
+    assert done.why == (
+        "a's 48 reloaded units landed in hbm from dram (32) and ssd (16) after 0.03s: "
+        "registered there, and never recomputed"
+    )
     assert table(events)[-1] == (1.04, (("a", "prefill", 16),), (), False)
     assert ends(events)["a"] == (1.05, "done")
     snap = at(sim, events, "reload")

@@ -1,5 +1,6 @@
 """What the debugger shows of a reload (docs/language.md §5.7): breakpoints on `reload`
-and `reloaded`, the link's reload jobs beside its spills, the reloading session under its
+and `reloaded` (narrowed by their parties and figures, and in the app with `c`), `]` `l`
+to the next reload, the link's reload jobs beside its spills, the reloading session under its
 step stage, and the blocks being loaded marked as landing in the block map, with the
 legend's word for them. Over tests/sim/test_reload.py's worked example (by hand there):
 at its `reload` (1.01) b's spill is in service on pcie and a's reload of 48 units from
@@ -13,11 +14,14 @@ import pytest
 from rich.text import Text
 
 from pooltui.cli.main import main
+from pooltui.tui.app import PoolApp
+from pooltui.tui.breakpoints import BreakpointError, Names, moment_matches, parse_breakpoint
 from pooltui.tui.colors import Palette
 from pooltui.tui.widgets.legend import marks_key, pool_legend
 from pooltui.tui.widgets.panels import inspect_block_text, stage_text
 from tests.sim.helpers import of, run_all, sim_of
 from tests.sim.test_reload import example
+from tests.tui.conftest import SIZE, add_breakpoint, keys, settle
 
 
 def test_the_panels_show_a_reload_in_flight() -> None:
@@ -54,6 +58,41 @@ def test_breakpoints_stop_on_reload_and_reloaded(
     assert main(["render", str(spec), "--break", "reload b", "-o", str(out)]) == 1
 
 
+# The worked example's `reload` (a, hbm, over pcie, ahead 1: behind b's spill) and its
+# `reloaded` 0.07 s later; with two lanes the reload starts at once (ahead 0) and lands
+# after 0.03 s. Each breakpoint: the (moment, session) of the events it stops at.
+@pytest.mark.parametrize(
+    ("text", "lanes", "stops"),
+    [
+        ("reload stage=pcie", 1, [("reload", "a")]),  # the link is the event's stage
+        ("reload stage=gpu", 1, []),  # not the step stage the session runs on
+        ("reloaded pool=hbm", 1, [("reloaded", "a")]),  # the pool the blocks land in
+        ("reloaded pool=dram", 1, []),  # not the tier they come from
+        ("reload a", 1, [("reload", "a")]),
+        ("reload ahead>0", 1, [("reload", "a")]),
+        ("reload ahead>0", 2, []),
+        ("reload work=48", 1, [("reload", "a")]),
+        ("reload hit>0", 1, []),
+        ("reloaded took>0.05", 1, [("reloaded", "a")]),  # 0.07
+        ("reloaded took>0.05", 2, []),  # 0.03
+    ],
+)
+def test_breakpoints_narrow_reloads_by_parties_and_figures(
+    text: str, lanes: int, stops: list[tuple[str, str]]
+) -> None:
+    names = Names(pools=("hbm", "dram"), stages=("gpu", "pcie"), classes=("a", "b"))
+    bp = parse_breakpoint(text, names)
+    events = run_all(sim_of(example(lanes=lanes)))
+    assert [(e.moment, e.session) for e in events if moment_matches(bp, e)] == stops
+
+
+def test_a_figure_reloaded_lacks_is_refused() -> None:
+    names = Names(pools=("hbm",), stages=("pcie",), classes=("a",))
+    with pytest.raises(BreakpointError) as info:
+        parse_breakpoint("reloaded tok>1", names)
+    assert "took" in str(info.value)
+
+
 def test_the_run_summary_counts_reloads_and_each_links_time(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -76,3 +115,30 @@ def test_the_run_summary_counts_reloads_and_each_links_time(
     out = capsys.readouterr().out
     assert not any(line.startswith("reloads") for line in out.splitlines())
     assert "link pcie: busy 0.07s (6.7%), 2 spills, 0 reloads, 0 sends" in out
+
+
+async def test_the_debugger_finds_reloads_and_stops_on_them(tmp_path: Path) -> None:
+    # `]` then `l`: the next `reload` (the example has one); again: there is none after it.
+    # The breakpoint `reloaded` with `c`: the stop at a's `reloaded`, its blocks no longer
+    # landing.
+    spec = tmp_path / "example.pool"
+    spec.write_text(example())
+    events = run_all(sim_of(example()))
+    reload, reloaded = of(events, "reload")[0].index, of(events, "reloaded")[0].index
+    app = PoolApp.from_spec(str(spec))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await keys(pilot, "right_square_bracket", "l")
+        assert app.snapshot is not None and app.snapshot.event_index == reload
+        assert app.stop == f"next reload: event #{reload}"
+        await keys(pilot, "right_square_bracket", "l")
+        assert app.stop == "no reload after this event"
+        app.send("goto", index=0)
+        await settle(pilot)
+        await add_breakpoint(pilot, "reloaded pool=hbm")
+        await keys(pilot, "c")
+        await settle(pilot)
+        assert app.snapshot is not None and app.snapshot.event_index == reloaded
+        assert "breakpoint #1: reloaded" in str(app.stop)
+        blocks = app.snapshot.pool("hbm").blocks
+        assert blocks is not None and blocks.landing == frozenset()
