@@ -91,6 +91,21 @@ def test_trace_is_byte_identical(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert [e["session"] for e in events if e["moment"] == "preempt"] == ["req[1]", "req[2]"]
 
 
+def test_the_trace_says_which_blocks_an_eviction_took(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """tests/sim/test_shared.py's KEPT, worked out there by hand: at 7, d's admission
+    evicts a's entry [2], then b's tail, block 3 ("sys", blocks 0 1, stays cached)."""
+    from tests.sim.test_shared import KEPT
+
+    trace = tmp_path / "t.jsonl"
+    assert main(["run", _spec(tmp_path, KEPT), "--quiet", "--trace", str(trace)]) == 0
+    events = [json.loads(line) for line in trace.read_text().splitlines()]
+    assert [(e["t"], e["session"], e["blocks"], e["left"]) for e in events
+            if e["moment"] == "evict"] == [(7.0, "a", [2], 0), (7.0, "b", [3], 8)]  # fmt: skip
+    assert all("blocks" not in e for e in events if e["moment"] != "evict")
+
+
 def test_until_and_events_stop_early(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     spec = _spec(tmp_path, VLLM3)
     assert main(["run", spec, "--quiet", "--until", "5"]) == 0
