@@ -49,6 +49,25 @@ def test_summary_figures(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert "latency   p50 11s  p90 17s  p99 17s  max 17s" in out
 
 
+def test_summary_splits_the_hit_rate_and_counts_duplicates(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """tests/sim/test_shared.py's IDENTICAL, worked out there by hand: a (8 of "p") hits 0;
+    b (8) hits 4 on a's block 0, which a still holds (shared, held), and computes its last
+    block again (the cap), a duplicate; c (12, at 2) hits 8 on a's first copies, cached
+    (blocks another session computed: shared, none held). Asked 8 + 8 + 12 = 28, hit
+    0 + 4 + 8 = 12: 42.9 %, all of it shared; 4 units held; 1 duplicate block."""
+    from tests.sim.test_shared import IDENTICAL
+
+    assert main(["run", _spec(tmp_path, IDENTICAL), "--quiet"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    at = lines.index("cache hit rate: 42.9% (12 of 28 units asked at admissions)")
+    assert lines[at + 1 : at + 3] == [
+        "  own 0.0%  shared 42.9%  reloaded 0.0%  (units: own 0, shared 12, reloaded 0)",
+        "  shared with holds still holding them: 4 units; duplicate blocks 1",
+    ]
+
+
 def test_fast_mode_gives_the_same_summary(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -70,6 +89,21 @@ def test_trace_is_byte_identical(tmp_path: Path, capsys: pytest.CaptureFixture[s
     events = [json.loads(line) for line in a.read_text().splitlines()]
     assert [e["i"] for e in events] == list(range(len(events)))
     assert [e["session"] for e in events if e["moment"] == "preempt"] == ["req[1]", "req[2]"]
+
+
+def test_the_trace_says_which_blocks_an_eviction_took(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """tests/sim/test_shared.py's KEPT, worked out there by hand: at 7, d's admission
+    evicts a's entry [2], then b's tail, block 3 ("sys", blocks 0 1, stays cached)."""
+    from tests.sim.test_shared import KEPT
+
+    trace = tmp_path / "t.jsonl"
+    assert main(["run", _spec(tmp_path, KEPT), "--quiet", "--trace", str(trace)]) == 0
+    events = [json.loads(line) for line in trace.read_text().splitlines()]
+    assert [(e["t"], e["session"], e["blocks"], e["left"]) for e in events
+            if e["moment"] == "evict"] == [(7.0, "a", [2], 0), (7.0, "b", [3], 8)]  # fmt: skip
+    assert all("blocks" not in e for e in events if e["moment"] != "evict")
 
 
 def test_until_and_events_stop_early(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -96,6 +130,29 @@ def test_runtime_error_is_located_and_exits_1(
     assert "^^^^^" in err
     assert "enqueue" in err  # the event it stopped at
     assert "Traceback" not in err
+
+
+def test_a_non_positive_piece_at_run_time_is_located(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """content-and-reload.md §1: UNITS is a positive expression; one the checker cannot
+    know (an attribute) is checked when the hold is first attempted, and located at the
+    units (column 49: `n` in `content ("sys" : n)`)."""
+    spec = _spec(
+        tmp_path,
+        "stage gpu step { time 1; }\npool kv { cap 16; block 4; admit via gpu; }\n"
+        'session s { n = 0; hold kv (4) content ("sys" : n) { run gpu prefill (4); } }\n',
+    )
+    assert main(["run", spec, "--quiet"]) == 1
+    err = capsys.readouterr().err.splitlines()
+    at = err.index(
+        f"{spec}:3:49: error: a content piece's units must be a positive whole number, got 0"
+    )
+    assert err[at + 1 : at + 3] == [
+        '3 | session s { n = 0; hold kv (4) content ("sys" : n) { run gpu prefill (4); } }',
+        "  |                                                 ^",
+    ]
+    assert not any("Traceback" in line for line in err)
 
 
 def test_failed_check_and_deadlock_exit_1(

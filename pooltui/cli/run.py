@@ -203,8 +203,13 @@ def summary(r: RunSummary, wall: float) -> str:
     if r.asked_units:
         lines.append(
             f"  own {r.hit_own / r.asked_units:.1%}  shared {r.hit_shared / r.asked_units:.1%}  "
-            f"reloaded {r.hit_reloaded / r.asked_units:.1%}  "
-            f"(shared with holds still holding them: {r.hit_held:,} units); "
+            f"reloaded {r.hit_reloaded / r.asked_units:.1%}  (units: own {r.hit_own:,}, "
+            f"shared {r.hit_shared:,}, reloaded {r.hit_reloaded:,})"
+        )
+        # the units too, so a figure worked out elsewhere (benchmarks/mooncake_hits.py)
+        # can be compared with the printed one to the unit
+        lines.append(
+            f"  shared with holds still holding them: {r.hit_held:,} units; "
             f"duplicate blocks {r.duplicates:,}"
         )
     if r.reloading:

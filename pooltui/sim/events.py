@@ -77,6 +77,10 @@ class Event:
                 d[key] = value
         if self.others:
             d["others"] = list(self.others)
+        if self.moment == "evict":
+            # which blocks went, tail first (content-and-reload.md §2); other moments'
+            # blocks only light the block map, and an admission's would swell the trace
+            d["blocks"] = list(self.blocks)
         for k, v in self.data:
             d[k] = list(v) if isinstance(v, tuple) else v
         if self.span is not None:

@@ -361,7 +361,7 @@ def test_content_of_on_a_hold() -> None:
 
 
 def test_specs_with_content_run(tmp_path: Path) -> None:
-    """The engine ignores `content` for now (private content): such specs still run."""
+    """A spec with every kind of piece (a drawn attribute, a list) runs to its end cleanly."""
     from pooltui.sim import Simulation
 
     write(tmp_path, "t.jsonl", MOONCAKE_LIKE)

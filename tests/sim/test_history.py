@@ -12,6 +12,7 @@ from tests.sim.helpers import comparable, run_all, sim_of, t, trace
 from tests.sim.test_cache import SPILL_SPEC
 from tests.sim.test_preempt import LIFO_SELF
 from tests.sim.test_queue import ASCEND, LANES
+from tests.sim.test_shared import MEANWHILE, MIDDLE, PREEMPTED_HOLDER
 
 # A workload with draws: arrivals every exponential gap, prompts and outputs drawn per
 # session; a vLLM-like pool under pressure (preemptions and evictions happen at cap 64).
@@ -117,6 +118,11 @@ HISTORY_SPECS = [
     LIFO_SELF,
     SPILL_SPEC,
     ASCEND.format(queue=LANES),
+    # shared content (history checkpoints keep it): blocks held by several holds, a
+    # holder preempted, duplicates of both kinds, a middle eviction's unreachable blocks
+    PREEMPTED_HOLDER,
+    MEANWHILE,
+    MIDDLE,
 ]
 _LENGTHS: dict[int, int] = {}
 

@@ -20,7 +20,8 @@ def random_specs(draw: Any) -> str:
     """A spec from a small grammar: a memory pool (maybe a family of two joined with a step
     stage family) of a step stage, maybe spilling to a shared tier over a link (and maybe
     reloading from it); a
-    settle-admitted pool; one or two session classes with turns, grows, sends and ifs."""
+    settle-admitted pool; one or two session classes with turns, grows, sends and ifs, their
+    holds maybe sharing content."""
     seed = draw(st.integers(0, 1000))
     fam = draw(st.sampled_from([1, 1, 2]))
     block = draw(st.sampled_from([1, 4, 16]))
@@ -97,6 +98,19 @@ def random_specs(draw: Any) -> str:
         turns = draw(st.integers(1, 2))
         grow = "grow kv (1); " if draw(st.booleans()) else ""
         send = "send pcie (prompt); " if draw(st.booleans()) else ""
+        # Shared content (content-and-reload.md §1): a prompt common to all, one per
+        # parity of serial, or pieces not aligned to blocks; or none (private content).
+        content = draw(
+            st.sampled_from(
+                [
+                    "",
+                    "",
+                    f' content ("sys" : {2 * block})',
+                    ' content (serial % 2 : 5, "x" : 3)',
+                    f" content (7 : 3, serial % 3 : {block + 1})",
+                ]
+            )
+        )
         side = (
             f"qn = draw uniform(1, {q_cap + 1}); "
             f"if (qn > 1) {{ hold q (qn) {{ wait (1); }} }} else {{ wait (0.25); }}"
@@ -109,7 +123,7 @@ def random_specs(draw: Any) -> str:
             f"  prompt = draw uniform(1, {prompt_max});\n"
             f"  out = draw uniform(1, {out_max});\n"
             f"  repeat ({turns}) {{\n"
-            f"    {pre}hold {kvr} ({header}){need}{reserve} {{\n"
+            f"    {pre}hold {kvr} ({header}){need}{reserve}{content} {{\n"
             f"      run {gpur} prefill (prompt);\n"
             f"      {grow}run {gpur} decode (out);\n"
             f"    }}\n"

@@ -343,6 +343,64 @@ def test_eviction_skips_blocks_a_hit_took_out_of_the_entry() -> None:
     assert [(x.session, x.physical) for x in kv.entries] == [("c", (1, 2, 3, 5)), ("b", (0,))]
 
 
+# --------------------------------------------------------------------------- 4d. shared, kept
+# kv: 4 blocks, lru. Blocks a hold still holds are in no entry, so eviction cannot make
+# room from them even once their first holder has released: d waits for the last holder.
+#  t  iteration / event                                   kv blocks (id: holders)  free
+#  0  a admitted: hit 0, 0 1 2; prefill 12 registers them  0 1 2: a                 1
+#     (its run done at 1; it sleeps holding them until 4)
+#  1  b ("sys" 8 + 4 own): E = 2 (a holds them), cap ⌊11/4⌋ = 2: hit 8, shared 8; 1 new
+#     block (3); prefill 4 registers it; run done at 2, b sleeps until 7
+#                                                         0 1: a b · 2: a · 3: b   0
+#  4  a releases 12: 0 1 stay with b (count 1); entry a = [2] (4 cached)
+#  5  d (8, private: 2 blocks): 0 free + 1 cached block (a's [2]) = 1 < 2: it waits and
+#     nothing is evicted; 0 1 (cached by nobody, held by b) are not room
+#  7  b releases: 0 1 3 reach 0: entry b = [0 1 3] (12 cached). d: lru evicts a's [2]
+#     (4, left 0), then b's tail 3 (4, left 8); d takes 3 2 (last freed first); prefill 8
+#  8  d releases (entry d = [3 2]); "sys" (0 1) is still cached, in b's entry
+KEPT = """
+stage gpu step { time 1; }
+pool kv { cap 16; block 4; evict lru; admit via gpu; }
+session a { arrive at (0); hold kv (12) content ("sys" : 8) { run gpu prefill (12); wait (3); } }
+session b { arrive at (1); hold kv (12) content ("sys" : 8) { run gpu prefill (12); wait (5); } }
+session d { arrive at (5); hold kv (8) { run gpu prefill (8); } }
+"""
+
+
+def test_eviction_cannot_take_blocks_another_hold_still_shares() -> None:
+    sim = sim_of(KEPT)
+    sim.run_until(lambda e: e.moment == "enqueue" and e.session == "d")  # d attempted at 5
+    kv = sim.snapshot().pool("kv")
+    assert (kv.allocated, kv.cached, kv.free) == (12, 4, 0)
+    assert [q.session for q in kv.queue] == ["d"]
+    assert [(x.session, x.physical) for x in kv.entries] == [("a", (2,))]
+    bm = kv.blocks
+    assert bm is not None
+    assert [(bm.state(b), bm.count(b)) for b in range(4)] == [
+        ("held", 1),
+        ("held", 1),
+        ("cached", 0),
+        ("held", 1),
+    ]
+    events = run_all(sim)
+    assert_clean(sim)
+    assert table(events) == [
+        row(0, [("a", "prefill", 12)], ["a"]),
+        row(1, [("b", "prefill", 4)], ["b"]),
+        row(7, [("d", "prefill", 8)], ["d"]),
+    ]
+    assert shared_of(events) == [
+        (0, "a", 0, 0, (0, 1, 2)),
+        (1, "b", 8, 8, (0, 1, 3)),
+        (7, "d", 0, 0, (3, 2)),
+    ]
+    assert evicts(events) == [(7, "a", "kv", 4, 0), (7, "b", "kv", 4, 8)]
+    assert [e.blocks for e in of(events, "evict")] == [(2,), (3,)]
+    assert releases(events) == [(4, "a", "kv", 12, 4), (7, "b", "kv", 12, 12), (8, "d", "kv", 8, 8)]
+    kv = sim.snapshot().pool("kv")
+    assert [(x.session, x.physical) for x in kv.entries] == [("b", (0, 1)), ("d", (3, 2))]
+
+
 # --------------------------------------------------------------------------- 5. middle eviction
 # kv: 8 blocks, `evict by (0 - last)`: the most recent release goes first.
 #  0  a prefills "doc" 16 (0 1 2 3); releases at 1: entry a = [0 1 2 3] (last 1)
@@ -392,11 +450,17 @@ def test_a_middle_eviction_leaves_cached_blocks_nothing_reaches() -> None:
 
 
 # --------------------------------------------------------------------------- 6. next turn
-# One conversation, two turns; its content is all private stream. Turn 1 holds 6 + 5 = 11:
-# prefill 6 at t0 registers block 0; decode steps at t1..t5 reach 7..11, and the step at t2
-# completes block 1 (units 4-8: 2 prompt units, 2 answer units). Released at 6: computed
-# 11, entry 8. Turn 2 holds 11 + 6 + 5 = 22, its prompt 17 extends the last answer: E = 2,
-# cap ⌊21/4⌋ = 5: hit 8, so it prefills 9 at t6.
+# One conversation, two turns; its content is all private stream (the same in both
+# turns: a later turn hits its own earlier one).
+#  t    iteration              turn 1 computed   registered (s's private stream)
+#  0    admit turn 1 (11 = 6 + 5), hit 0; prefill 6     6   block 0 (units 0-4)
+#  1    decode 1                                         7
+#  2    decode 1                                         8   block 1 (units 4-8: 2 prompt
+#                                                            units, 2 answer units)
+#  3-5  decode 1 each                               9 10 11  (block 2 never full)
+#  6    turn 1 released: 0 1 cached (entry 8), 2 freed. Turn 2 holds 11 + 6 + 5 = 22, its
+#       prompt 17 extends the last answer: E = 2, cap ⌊21/4⌋ = 5 blocks: hit 8 (own);
+#       prefill 17 − 8 = 9
 NEXT_TURN = """
 stage gpu step { time 1; }
 pool kv { cap 64; block 4; admit via gpu; }
