@@ -18,6 +18,7 @@ import argparse
 import os
 import subprocess
 import sys
+import tempfile
 import time
 import tracemalloc
 from pathlib import Path
@@ -92,9 +93,10 @@ def main(argv: list[str]) -> int:
     args = ap.parse_args(argv)
     measure(args)
     if not args.no_compiled and not is_compiled():
-        dest = compiled_dir()
-        if dest is not None:
-            env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(dest), str(ROOT)])}
-            cmd = [sys.executable, "-P", "-m", "benchmarks", "mooncake", *argv, "--no-compiled"]
-            subprocess.run(cmd, env=env, check=True)
+        with tempfile.TemporaryDirectory(prefix="pooltui-compiled-") as tmp:
+            dest = compiled_dir(Path(tmp) / "build")
+            if dest is not None:
+                env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(dest), str(ROOT)])}
+                cmd = [sys.executable, "-P", "-m", "benchmarks", "mooncake", *argv]
+                subprocess.run([*cmd, "--no-compiled"], env=env, check=True)
     return 0

@@ -17,7 +17,7 @@ from pooltui.lang.ir import Expr, Hold, Run
 from pooltui.lang.words import number
 from pooltui.sim import blocks, members, reloads, runs, watch, why
 from pooltui.sim.codes import ADMITTED, BLOCKED, REJECTED, Number
-from pooltui.sim.ledger import Content
+from pooltui.sim.content import Content
 from pooltui.sim.ledger import Hit as LedgerHit
 from pooltui.sim.state import F_HOLD, S_QUEUED, PoolState, Session, StageState
 from pooltui.sim.state import Hold as HoldState

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING
 
 from pooltui.sim import members, watch, why
 from pooltui.sim.codes import Number
-from pooltui.sim.ledger import CacheEntry, Content, Evicted, Hit, spill_ranges
+from pooltui.sim.content import Content
+from pooltui.sim.ledger import CacheEntry, Evicted, Hit, spill_ranges
 from pooltui.sim.members import Env
 from pooltui.sim.state import Hold as HoldState
 from pooltui.sim.state import PoolState, Session
@@ -52,14 +53,10 @@ def capped(p: PoolState, found: Hit, upto: int) -> Hit:
     n = (upto - 1) // p.block if upto >= 1 else 0
     if n >= len(found.blocks):
         return found
-    L = p.ledger
     out = Hit()
     out.blocks = found.blocks[:n]
-    for b in out.blocks:
-        if L.ref[b] == 0:
-            out.cached += 1
-        else:
-            out.shared += 1
+    out.cached = list(map(p.ledger.ref.__getitem__, out.blocks)).count(0)
+    out.shared = n - out.cached
     out.units = n * p.block
     return out
 
@@ -76,9 +73,13 @@ def others(p: PoolState, hit: Hit, sid: int) -> int:
     """Units of `hit` on blocks another session computed."""
     n = 0
     bcontent = p.ledger.bcontent
-    for b in hit.blocks:
-        c = bcontent[b]
-        if c is not None and c.sid != sid:
+    last: Content | None = None
+    other = False
+    for c in map(bcontent.__getitem__, hit.blocks):
+        if c is not last:  # runs of one content: its session's stream or not
+            last = c
+            other = c is not None and c.sid != sid
+        if other:
             n += 1
     return n * p.block
 
@@ -224,7 +225,8 @@ def evict(eng: Engine, p: PoolState, nblocks: int) -> None:
         e = next_to_evict(eng, p)
         take = min(nblocks, len(e.blocks))
         sid, order = e.sid, e.order
-        gone = L.evict(order, take)
+        gone = L.evict(order, take) if pd.spill_when is not None else None
+        ids = L.evict_ids(order, take) if gone is None else [ev.block for ev in gone]
         nblocks -= take
         units = take * p.block
         left = len(e.blocks) * p.block
@@ -239,11 +241,11 @@ def evict(eng: Engine, p: PoolState, nblocks: int) -> None:
             pool=p,
             name=name,
             units=units,
-            blocks=tuple(ev.block for ev in gone),
+            blocks=tuple(ids),
             data=(("entry", name), ("left", left)),
             span=pd.ir.span,
         )
-        if pd.spill_when is not None:
+        if gone is not None:
             eng.maybe_spill(p, e, gone, name)  # right after its eviction
 
 

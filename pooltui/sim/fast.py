@@ -38,6 +38,7 @@ from pooltui.sim.state import Run as RunState
 
 QUIET = frozenset({"iteration", "iteration-end", "grow"})
 DONE, EXIT = 0, 1  # at one step count a run that finishes is done, not over its reserve
+PLAIN, CROSS, PIECE = 0, 1, 2  # a resident's part in a bulk iteration, in this order
 
 
 def _reads(expr: object, names: set[str]) -> bool:
@@ -60,7 +61,7 @@ class Lazy:
     """One step stage member's steady residents: the fast mode's own figures, kept beside
     the state that the per-event rules share (and that history checkpoints)."""
 
-    __slots__ = ("buckets", "dcount", "fused", "marks", "plain", "steady")
+    __slots__ = ("buckets", "dcount", "fused", "marks", "pieces", "plain", "steady")
 
     def __init__(self) -> None:
         self.dcount = 0  # steady steps taken so far
@@ -71,6 +72,10 @@ class Lazy:
         self.buckets: dict[tuple[int, int], list[int]] = {}  # (pool, phase) -> sids
         self.marks: list[tuple[int, int, int, int, int]] = []  # (D, kind, order, sid, d0)
         self.fused = 0  # steady iterations the current iteration stands for (0: none)
+        # sid -> the units up to which its steps complete blocks of its content's pieces
+        # (those blocks are registered step by step, in resident order: anyone may hit
+        # them, so a fused stretch never takes such a step past its first)
+        self.pieces: dict[int, int] = {}
 
 
 class FastEngine(Engine):
@@ -136,6 +141,7 @@ class FastEngine(Engine):
         if bucket is not None and sess.sid in bucket:
             bucket.remove(sess.sid)
         del lz.steady[sess.sid]
+        lz.pieces.pop(sess.sid, None)
         lz.plain[sess.sid] = None
         if st.busy and lz.fused:
             # In the middle of its iteration: it takes its one token like a plain resident.
@@ -163,9 +169,10 @@ class FastEngine(Engine):
             return
         if not (h.size == h.computed == h.context) or run.steps >= run.target:
             return
-        # Steady steps register their blocks lazily (`register_steady`): only blocks of
-        # its own private stream past any its session registered here may be among them.
-        if h.computed < h.table.content.total or h.computed < sess.priv_hi.get(h.pool, 0):
+        # Steady steps register their private blocks lazily (`register_steady`), blocks of
+        # its pieces step by step (`bulk_iteration`): none of its session's private blocks
+        # registered here may be among them.
+        if h.computed < sess.priv_hi.get(h.pool, 0):
             return
         limit = p.cap if h.reserve is None else min(p.cap, h.reserve)
         room = math.floor(limit) - h.computed if not math.isinf(limit) else 1 << 62
@@ -173,6 +180,9 @@ class FastEngine(Engine):
             return
         d0, c0, s0 = lz.dcount, h.computed, run.steps
         lz.steady[sess.sid] = (d0, c0, s0)
+        top = h.table.content.total // p.block * p.block  # the end of its last piece block
+        if c0 < top:
+            lz.pieces[sess.sid] = top
         lz.plain.pop(sess.sid, None)
         key = (h.pool, (d0 - c0) % p.block)
         bucket = lz.buckets.setdefault(key, [])
@@ -355,7 +365,7 @@ class FastEngine(Engine):
             return super().start_iteration(st)
         return self.bulk_iteration(st, plan)
 
-    def bulk_plan(self, st: StageState) -> list[tuple[int, int, bool]] | None:
+    def bulk_plan(self, st: StageState) -> list[tuple[int, int, int]] | None:
         """The crossing blocks of this iteration in resident order, as (order, sid), when
         every resident gets all it wants and every block can be found; else None."""
         lz = self.lz(st)
@@ -396,13 +406,50 @@ class FastEngine(Engine):
             p = s.pools[pi]
             if n > blocks.available(p) or p.waiting_grows:
                 return None
-        crossing.sort()
-        merged = [(runs.resident_order(self, sid), sid, False) for sid in plain]
-        merged.extend((o, sid, True) for o, sid in crossing)
+        merged = [(runs.resident_order(self, sid), sid, PLAIN) for sid in plain]
+        merged.extend((o, sid, CROSS) for o, sid in crossing)
+        merged.extend((runs.resident_order(self, sid), sid, PIECE) for sid in self.completing(st))
         merged.sort()
         return merged
 
-    def bulk_iteration(self, st: StageState, order: list[tuple[int, int, bool]]) -> bool:
+    def completing(self, st: StageState) -> list[int]:
+        """Steady residents whose step in this iteration completes a block of their
+        content's pieces (they drop out of `pieces` once past their last)."""
+        lz = self.lz(st)
+        out: list[int] = []
+        if not lz.pieces:
+            return out
+        live, pools = self.s.live, self.s.pools
+        for sid, top in list(lz.pieces.items()):
+            d0, c0, _ = lz.steady[sid]
+            upto = c0 + lz.dcount - d0 + 1  # computed after this step
+            if upto > top:
+                del lz.pieces[sid]
+                continue
+            run = live[sid].run
+            assert run is not None
+            if upto % pools[run.h.pool].block == 0:
+                out.append(sid)
+        return out
+
+    def next_piece_step(self, st: StageState) -> int:
+        """Steps after this iteration's until a steady resident next completes a block of
+        its pieces (1 << 30: none will)."""
+        lz = self.lz(st)
+        live, pools = self.s.live, self.s.pools
+        best = 1 << 30
+        for sid, top in lz.pieces.items():
+            d0, c0, _ = lz.steady[sid]
+            c = c0 + lz.dcount - d0  # computed before this iteration's step
+            run = live[sid].run
+            assert run is not None
+            B = pools[run.h.pool].block
+            i = (B - (c + 1) % B) % B or B  # steps i >= 1 after it that complete a block
+            if c + i + 1 <= top:
+                best = min(best, i)
+        return best
+
+    def bulk_iteration(self, st: StageState, order: list[tuple[int, int, int]]) -> bool:
         lz = self.lz(st)
         s = self.s
         n0 = s.n_events
@@ -415,8 +462,8 @@ class FastEngine(Engine):
             # Residents in admission order: plain ones plan as usual, crossing steady ones
             # take their next block (evicting cache as the per-event mode would).
             batch: list[HoldState] = []
-            for _, sid, steady in order:
-                if steady:
+            for _, sid, kind in order:
+                if kind == CROSS:
                     run = s.live[sid].run
                     assert run is not None
                     batch.append(run.h)
@@ -424,6 +471,13 @@ class FastEngine(Engine):
                 if batch:
                     self.crossing_blocks(batch)
                     batch = []
+                if kind == PIECE:  # its token completes a block of its pieces: registered now
+                    holder = s.live[sid]
+                    run = holder.run
+                    assert run is not None
+                    d0, c0, _ = lz.steady[sid]
+                    blocks.register(s.pools[run.h.pool], run.h, c0 + lz.dcount - d0 + 1, holder)
+                    continue
                 sess = s.live.get(sid)
                 if sess is None or sess.run is None or sid not in st.residents:
                     continue
@@ -487,6 +541,8 @@ class FastEngine(Engine):
         # No run may finish, and none pass its reserve, before the last fused iteration.
         m = self.next_mark(st)
         limit = (m[0] - lz.dcount) if m is not None else 1 << 30
+        if lz.pieces:  # nor take a step past this one that completes a piece block
+            limit = min(limit, self.next_piece_step(st))
         return max(1, min(limit, 1 << 30))
 
     def iteration_end(self, st: StageState, duration: float, fused: int) -> float:

@@ -3,7 +3,7 @@
 
 It owns one pool member's physical blocks (free ids, reference counts, registered hashes),
 the table hash -> registered copies, the cache entries (one per release), the holds' block
-tables (`Table`) and content identity (`Content`: a deterministic chained 63-bit hash).
+tables (`Table`); content identity is `content.py`'s (`Content`).
 It may not touch the engine, its events, clock or policies: it never chooses what to evict
 (the caller orders `entries`), never emits, and imports neither the engine nor textual nor
 rich. Plain data only (pickled into debugger checkpoints); memory follows the blocks in use,
@@ -14,135 +14,19 @@ for the invariant check (`ledgercheck`, which also holds the full §4 check).
 
 from __future__ import annotations
 
-import hashlib
 import math
-from bisect import bisect_left
 from collections.abc import Sequence
 
 from mypy_extensions import mypyc_attr
 
-Key = int | float | str
+from pooltui.sim.content import BUCKET, Content
+
 Number = int | float
 Attrs = dict[str, Number] | None
 
 NONE = -1  # no hash / no entry / no holder
+DIRTY_LIMIT = 1 << 16  # hash buckets remembered as changed (then every cached run goes)
 FREE, HELD, CACHED = "free", "held", "cached"  # block states in snapshots
-
-_MASK = (1 << 64) - 1
-_MASK63 = (1 << 63) - 1
-_GOLDEN = 0x9E3779B97F4A7C15
-
-
-def splitmix(x: int) -> int:
-    """splitmix64 (as pooltui.sim.rng): one step of the sequence, 64 bits."""
-    z = (x + _GOLDEN) & _MASK
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
-    return z ^ (z >> 31)
-
-
-def _digest(tag: bytes, body: bytes) -> int:
-    return int.from_bytes(hashlib.blake2b(tag + b"\x00" + body, digest_size=8).digest(), "little")
-
-
-def key_hash(key: Key) -> int:
-    """A key's stable 64-bit hash, tagged by type: 3 and 3.0 are one number, "3" is not."""
-    if isinstance(key, str):
-        return _digest(b"s", key.encode("utf-8"))
-    if isinstance(key, float) and not key.is_integer():
-        return _digest(b"n", key.hex().encode())
-    return _digest(b"n", str(int(key)).encode())
-
-
-ROOT = _digest(b"r", b"pooltui") & _MASK63  # the hash of the empty prefix
-
-
-def chain(prev: int, kh: int, units: int) -> int:
-    """The prefix hash `prev` followed by `units` units of the piece whose key hashes to kh."""
-    return splitmix(splitmix(prev ^ kh) ^ units) & _MASK63
-
-
-@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
-class Content:
-    """A hold's content: pieces (key, units) end to end from unit 0, then session sid's
-    private stream. List keys stand for one piece per element. Immutable once built."""
-
-    __slots__ = ("bh", "bh_block", "ends", "hp", "keys", "khash", "priv", "sid", "total")
-
-    def __init__(self, sid: int, pieces: Sequence[tuple[Key | list[Key], int]] = ()) -> None:
-        self.sid = sid
-        self.keys: list[Key] = []
-        self.khash: list[int] = []
-        self.ends: list[int] = []  # cumulative end of each piece
-        self.hp: list[int] = []  # prefix hash over pieces 0..k
-        end, h = 0, ROOT
-        for key, units in pieces:
-            if units <= 0:
-                raise ValueError(f"a content piece of {units} units")
-            for k in key if isinstance(key, list) else [key]:
-                kh = key_hash(k)
-                end += units
-                h = chain(h, kh, units)
-                self.keys.append(k)
-                self.khash.append(kh)
-                self.ends.append(end)
-                self.hp.append(h)
-        self.total = end  # units covered by pieces; the private stream follows
-        self.priv = _digest(b"p", str(sid).encode())  # the private stream's key
-        # Block hashes computed so far, for one block size (a hold's content is looked up
-        # at every attempt and registered block by block: each hash is computed once).
-        self.bh: list[int] = []
-        self.bh_block = 0
-
-    def __eq__(self, other: object) -> bool:
-        """The same content: the same session's stream after the same pieces."""
-        if not isinstance(other, Content):
-            return NotImplemented
-        return self.sid == other.sid and self.keys == other.keys and self.ends == other.ends
-
-    def __hash__(self) -> int:
-        return hash((self.sid, self.total, len(self.keys)))
-
-    def __repr__(self) -> str:  # no address: snapshots' reprs are compared across builds
-        return f"Content(sid={self.sid}, keys={self.keys!r}, total={self.total})"
-
-    def prefix_hash(self, n: int) -> int:
-        """The hash of units [0, n), n >= 1: O(log pieces)."""
-        if n > self.total:
-            return chain(self.hp[-1] if self.hp else ROOT, self.priv, n - self.total)
-        k = bisect_left(self.ends, n)  # the piece holding unit n - 1
-        if n == self.ends[k]:
-            return self.hp[k]  # canonical full-piece form
-        start = self.ends[k - 1] if k else 0
-        return chain(self.hp[k - 1] if k else ROOT, self.khash[k], n - start)
-
-    def block_hash(self, j: int, block: int) -> int:
-        """Block j's identity in a pool of block `block`: the prefix [0, (j + 1)·block)."""
-        bh = self.bh
-        if block == self.bh_block:
-            if j < len(bh):
-                return bh[j]
-        elif self.bh_block == 0:
-            self.bh_block = block
-        else:
-            return self.prefix_hash((j + 1) * block)
-        while len(bh) <= j:
-            bh.append(self.prefix_hash((len(bh) + 1) * block))
-        return bh[j]
-
-    def summary(self, lo: int, hi: int) -> str:
-        """The keys of [lo, hi) (strings quoted) and/or the private session."""
-        out: list[str] = []
-        k = bisect_left(self.ends, lo + 1)
-        while k < len(self.keys) and (self.ends[k - 1] if k else 0) < hi:
-            key = self.keys[k]
-            word = repr(key) if isinstance(key, str) else str(key)
-            if not out or out[-1] != word:
-                out.append(word)
-            k += 1
-        if hi > self.total:
-            out.append(f"private {self.sid}")
-        return ", ".join(out)
 
 
 @mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
@@ -221,14 +105,18 @@ class Ledger:
         "bidx",
         "block",
         "cached",
+        "dirty",
         "dup_registrations",
         "dups",
         "entries",
+        "epoch",
+        "floor",
         "free",
         "fresh",
         "next_order",
         "owner",
         "ref",
+        "repoch",
         "sharers",
         "table",
         "tb",
@@ -263,6 +151,15 @@ class Ledger:
         self.dups = 0  # registered blocks now that are not their hash's first copy
         self.dup_registrations = 0  # statistic: registrations that found a copy
         self.next_order = 0
+        # Lookups are cached on their content (`Content.lk`): `epoch` counts batches of
+        # unregistrations (a found run may shrink, a first copy change); `dirty`, by hash
+        # bucket (`content.BUCKET`), the last one that touched it (a content's cached run
+        # stands while none of its buckets changed since), kept since epoch `floor` only
+        # (bounded); `repoch` counts changes of blocks' counts to or from zero.
+        self.epoch = 0
+        self.floor = 0
+        self.dirty: dict[int, int] = {}
+        self.repoch = 0
         # What changed since the last invariant check (`ledgercheck.check_touched` consumes
         # it), kept only while `track` is on (the engine turns it on with invariants): the
         # blocks, entries (orders), hashes and tables (hid -> table, and the span of block
@@ -340,73 +237,109 @@ class Ledger:
         self.bcontent[b] = None
         self.free.append(b)
 
-    def _hold(self, b: int, hid: int) -> None:
-        if self.ref[b] == 0:
-            self.owner[b] = hid
-        else:
-            self.sharers.setdefault(b, {})[hid] = None
-        self.ref[b] += 1
-
-    def _unhold(self, b: int, hid: int) -> None:
-        self.ref[b] -= 1
-        more = self.sharers.get(b)
-        if more is None:
-            self.owner[b] = NONE
-            return
-        if self.owner[b] == hid:
-            self.owner[b] = next(iter(more))  # the next holder becomes the first
-            hid = self.owner[b]
-        del more[hid]
-        if not more:
-            del self.sharers[b]
-
     # ------------------------------------------------------------------ hits
     def lookup(self, content: Content, upto: int) -> Hit:
         """The hit for an attempt whose max(U, context) is `upto`: the longest run of leading
         registered blocks (first copies), at most floor((upto - 1) / block) blocks."""
-        out = Hit()
-        for j in range((upto - 1) // self.block):  # none when upto < 1
-            copies = self.table.get(content.block_hash(j, self.block))
-            if copies is None:
+        limit = (upto - 1) // self.block if upto >= 1 else 0
+        if not self._cached_run(content):
+            content.lk = self
+            content.lk_blocks = []
+            content.lk_n = -1
+        content.lk_epoch = self.epoch
+        found = content.lk_blocks
+        table = self.table
+        # Walk on from where the last lookup stopped (nothing it found was unregistered
+        # since), one hash first (a waiting hold's run mostly stops there), then by
+        # growing chunks of hashes.
+        step = 1
+        while len(found) < limit:
+            lo = len(found)
+            hi = min(limit, lo + step)
+            copies = list(map(table.get, content.hashes(self.block, lo, hi)))
+            try:
+                stop = copies.index(None)
+            except ValueError:
+                stop = len(copies)
+            found.extend([c[0] for c in copies[:stop]])  # type: ignore[index]
+            if stop < len(copies):
                 break
-            b = copies[0]
-            out.blocks.append(b)
-            if self.ref[b] == 0:
-                out.cached += 1
-            else:
-                out.shared += 1
-        out.units = len(out.blocks) * self.block
+            step *= 8
+        out = Hit()
+        n = min(limit, len(found))
+        out.blocks = found[:n]
+        out.units = n * self.block
+        if content.lk_n != n or content.lk_repoch != self.repoch:
+            content.lk_n = n
+            content.lk_repoch = self.repoch
+            content.lk_cached = list(map(self.ref.__getitem__, out.blocks)).count(0)
+        out.cached = content.lk_cached
+        out.shared = n - out.cached
         return out
+
+    def _cached_run(self, content: Content) -> bool:
+        """Whether the run of first copies cached on `content` still stands: nothing in the
+        buckets of its hashes was unregistered since it was found."""
+        if content.lk is not self or content.lk_epoch < self.floor:
+            return False
+        since = content.lk_epoch
+        if since == self.epoch:
+            return True
+        dirty = self.dirty
+        for bucket in content.buckets(self.block, len(content.lk_blocks)):
+            if dirty.get(bucket, -1) > since:
+                return False
+        return True
+
+    def _dirtied(self) -> None:
+        """A batch of unregistrations is over: keep `dirty` bounded."""
+        if len(self.dirty) > DIRTY_LIMIT:
+            self.dirty.clear()
+            self.floor = self.epoch
 
     def acquire(self, t: Table, hit: Hit) -> None:
         """Put a hit into an empty table: cached blocks leave their entries (0 -> 1),
         held ones are shared (+1). Then `grow` the table to its size."""
         if t.blocks:
             raise RuntimeError("ledger: acquire into a table that holds blocks")
-        for b in hit.blocks:
-            if self.bhash[b] == NONE:
-                raise RuntimeError(f"ledger: stale hit (block {b} was evicted since)")
-            if self.ref[b] == 0:
-                self._leave_entry(b)
-                self.cached -= 1
-                self.allocated += 1
-            self._hold(b, t.hid)
-            t.blocks.append(b)
-        t.nreg = len(hit.blocks)
+        hb = hit.blocks
+        if NONE in map(self.bhash.__getitem__, hb):
+            raise RuntimeError("ledger: stale hit (a block was evicted since)")
+        ref, owner, hid = self.ref, self.owner, t.hid
+        leaving: dict[int, set[int]] = {}  # entry order -> its blocks the hit takes
+        bentry = self.bentry
+        for b in hb:
+            if ref[b] == 0:
+                order = bentry[b]
+                got = leaving.get(order)
+                if got is None:
+                    leaving[order] = {b}
+                else:
+                    got.add(b)
+                bentry[b] = NONE
+                owner[b] = hid
+                ref[b] = 1
+            else:
+                self.sharers.setdefault(b, {})[hid] = None
+                ref[b] += 1
+        for order, gone in leaving.items():
+            e = self.entries[order]
+            e.blocks = [b for b in e.blocks if b not in gone]
+            if not e.blocks:
+                del self.entries[order]
+            self.cached -= len(gone)
+            self.allocated += len(gone)
+            self.repoch += 1
+            if self.track:
+                self.te.add(order)
+        t.blocks = list(hb)
+        t.nreg = len(hb)
         t.size = hit.units
+        t.content.lk = None  # admitted: its lookup is done
+        t.content.lk_blocks = []
         if self.track:
-            self.tb.update(hit.blocks)
+            self.tb.update(hb)
             self.mark_table(t, 0, len(t.blocks))
-
-    def _leave_entry(self, b: int) -> None:
-        order = self.bentry[b]
-        e = self.entries[order]
-        e.blocks.remove(b)
-        if not e.blocks:
-            del self.entries[order]
-        self.bentry[b] = NONE
-        if self.track:
-            self.te.add(order)
 
     def grow(self, t: Table, size: int) -> list[int]:
         """Grow t to `size` units: the new blocks (from the free stack, then never-used
@@ -415,39 +348,77 @@ class Ledger:
         if need > 0 and self.short(need) > 0:
             raise RuntimeError(f"ledger: {need} blocks wanted, evict {self.short(need)} first")
         start = len(t.blocks)
-        for _ in range(need):
-            b = self._take(t.content, len(t.blocks))
-            self._hold(b, t.hid)
-            self.allocated += 1
-            t.blocks.append(b)
+        if need <= 0:
+            t.size = max(t.size, size)
+            if self.track:
+                self.mark_table(t, start, start)
+            return []
+        content, hid = t.content, t.hid
+        free = self.free
+        k = min(need, len(free))
+        if k:  # the free stack's top first, as one pop after another
+            ids = free[len(free) - k :]
+            ids.reverse()
+            del free[len(free) - k :]
+            ref, bcontent, bidx, owner = self.ref, self.bcontent, self.bidx, self.owner
+            j = start
+            for b in ids:
+                bcontent[b] = content
+                bidx[b] = j
+                owner[b] = hid
+                ref[b] = 1
+                j += 1
+        else:
+            ids = []
+        m = need - k
+        if m:  # never-used ids, in increasing order
+            if self.total >= 0:
+                self.fresh -= m
+            first = len(self.ref)
+            ids.extend(range(first, first + m))
+            self.ref.extend([1] * m)
+            self.bhash.extend([NONE] * m)
+            self.bcontent.extend([content] * m)
+            self.bidx.extend(range(start + k, start + need))
+            self.bentry.extend([NONE] * m)
+            self.owner.extend([hid] * m)
+        self.allocated += need
+        t.blocks.extend(ids)
         t.size = max(t.size, size)
         if self.track:
-            self.tb.update(t.blocks[start:])
+            self.tb.update(ids)
             self.mark_table(t, start, len(t.blocks))
-        return t.blocks[start:]
+        return ids
 
     def register(self, t: Table, computed: int) -> tuple[int, int]:
         """The tokens taken complete t's blocks below `computed` units: register each not
         yet registered under its hash (a copy appended in registration order).
         Returns (blocks registered, of which duplicates)."""
         last = min(computed // self.block, len(t.blocks))
-        n, dup = max(0, last - t.nreg), 0
-        for j in range(t.nreg, last):
-            b = t.blocks[j]
-            h = t.content.block_hash(j, self.block)
-            self.bhash[b] = h  # (bcontent, bidx were set when t took it)
-            copies = self.table.get(h)
-            if copies is None:
-                self.table[h] = [b]
-            else:
-                copies.append(b)
-                dup += 1
-            if self.track:
-                self.tb.add(b)
-                self.th.add(h)
-        if self.track and n:
-            self.mark_table(t, t.nreg, last)
-        t.nreg = max(t.nreg, last)
+        lo = t.nreg
+        if last <= lo:
+            return 0, 0
+        n, dup = last - lo, 0
+        hs = t.content.hashes(self.block, lo, last)
+        ids = t.blocks[lo:last]
+        table, bhash = self.table, self.bhash
+        for b, h in zip(ids, hs, strict=True):
+            bhash[b] = h  # (bcontent, bidx were set when t took it)
+        if table.keys().isdisjoint(hs):  # no copies: one list per hash, made in bulk
+            table.update(zip(hs, map(list, zip(ids, strict=True)), strict=True))
+        else:
+            for b, h in zip(ids, hs, strict=True):
+                copies = table.get(h)
+                if copies is None:
+                    table[h] = [b]
+                else:
+                    copies.append(b)
+                    dup += 1
+        if self.track:
+            self.tb.update(ids)
+            self.th.update(hs)
+            self.mark_table(t, lo, last)
+        t.nreg = last
         self.dups += dup
         self.dup_registrations += dup
         return n, dup
@@ -463,24 +434,49 @@ class Ledger:
         if self.track:
             self.tb.update(t.blocks)
             self.mark_table(t, 0, 0)
-        freed: list[int] = []
+        ref, bhash, owner, hid = self.ref, self.bhash, self.owner, t.hid
+        zero: list[int] = []  # blocks left at count 0, chain order
         for b in t.blocks:
-            self._unhold(b, t.hid)
-            if self.ref[b] > 0:
-                continue
-            self.allocated -= 1
-            if keep and self.bhash[b] != NONE:
-                self.cached += 1
-                self.bentry[b] = e.order
-                e.blocks.append(b)
+            r = ref[b] - 1
+            ref[b] = r
+            if r:
+                self._unshare(b, hid)
             else:
-                if self.bhash[b] != NONE:
-                    self._unregister(b)
-                freed.append(b)
-        for b in reversed(freed):  # the table's first freed block is reused first
-            self._put(b)
+                owner[b] = NONE
+                zero.append(b)
+        freed: list[int] = []
+        if zero:
+            self.allocated -= len(zero)
+            self.repoch += 1
+            bentry = self.bentry
+            order = e.order
+            for b in zero:
+                if keep and bhash[b] != NONE:
+                    bentry[b] = order
+                    e.blocks.append(b)
+                else:
+                    if bhash[b] != NONE:
+                        self._unregister(b)
+                    freed.append(b)
+            self.cached += len(e.blocks)
+        if freed:  # the table's first freed block is reused first
+            freed.reverse()
+            bcontent = self.bcontent
+            for b in freed:
+                bcontent[b] = None
+            self.free.extend(freed)
         t.blocks, t.size, t.nreg = [], 0, 0
         return self._file(e)
+
+    def _unshare(self, b: int, hid: int) -> None:
+        """Hold hid lets go of b, which others still hold."""
+        more = self.sharers[b]
+        if self.owner[b] == hid:
+            hid = next(iter(more))  # the next holder becomes the first
+            self.owner[b] = hid
+        del more[hid]
+        if not more:
+            del self.sharers[b]
 
     def _file(self, e: CacheEntry) -> CacheEntry | None:
         if not e.blocks:
@@ -492,7 +488,10 @@ class Ledger:
         return e
 
     def _unregister(self, b: int) -> None:
+        self.epoch += 1
         h = self.bhash[b]
+        self.dirty[h >> BUCKET] = self.epoch
+        self._dirtied()
         copies = self.table[h]
         if len(copies) > 1:
             self.dups -= 1
@@ -522,18 +521,47 @@ class Ledger:
         e = self.entries[order]
         if n > len(e.blocks):
             raise RuntimeError(f"ledger: evict {n} of an entry of {len(e.blocks)} blocks")
+        bcontent, bidx, block = self.bcontent, self.bidx, self.block
         out: list[Evicted] = []
-        for _ in range(n):
-            b = e.blocks.pop()
-            content = self.bcontent[b]
+        for b in reversed(e.blocks[len(e.blocks) - n :]):
+            content = bcontent[b]
             assert content is not None
-            out.append(Evicted(b, content, self.bidx[b], self.block))
-            self._unregister(b)
-            self.bentry[b] = NONE
-            self.cached -= 1
-            self._put(b)
-        if self.track:
-            self.tb.update(ev.block for ev in out)
+            out.append(Evicted(b, content, bidx[b], block))
+        self.evict_ids(order, n)
+        return out
+
+    def evict_ids(self, order: int, n: int) -> list[int]:
+        """`evict`, returning only the blocks' ids (no spill needs their content)."""
+        e = self.entries[order]
+        if n > len(e.blocks):
+            raise RuntimeError(f"ledger: evict {n} of an entry of {len(e.blocks)} blocks")
+        cut = len(e.blocks) - n
+        out = e.blocks[cut:]
+        out.reverse()  # tail first
+        del e.blocks[cut:]
+        table, bhash, bentry, bcontent = self.table, self.bhash, self.bentry, self.bcontent
+        track = self.track
+        self.epoch += 1
+        epoch, dirty = self.epoch, self.dirty
+        for b in out:
+            h = bhash[b]
+            dirty[h >> BUCKET] = epoch
+            copies = table[h]
+            if len(copies) == 1:
+                del table[h]
+            else:
+                self.dups -= 1
+                copies.remove(b)
+            bhash[b] = NONE
+            bentry[b] = NONE
+            bcontent[b] = None
+            if track:
+                self.th.add(h)
+        self._dirtied()
+        self.cached -= n
+        self.free.extend(out)
+        if track:
+            self.tb.update(out)
             self.te.add(order)
         if not e.blocks:
             del self.entries[order]

@@ -19,7 +19,8 @@ from typing import Any
 
 from mypy_extensions import mypyc_attr
 
-from pooltui.sim.ledger import Content, Ledger, Table
+from pooltui.sim.content import Content
+from pooltui.sim.ledger import Ledger, Table
 
 Number = int | float
 

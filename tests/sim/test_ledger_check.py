@@ -107,12 +107,14 @@ session b { arrive at (0); hold kv (12) content ("sys" : 8) { run gpu prefill (1
 
 
 def _shared_twice(original: Callable[..., Any]) -> Callable[..., Any]:
-    def hold(self: Ledger, b: int, hid: int) -> None:
-        original(self, b, hid)
-        if self.ref[b] > 1:
-            self.ref[b] += 1  # a shared block counted twice
+    def acquire(self: Ledger, t: Any, hit: Any) -> None:
+        original(self, t, hit)
+        for b in t.blocks:
+            if self.ref[b] > 1:
+                self.ref[b] += 1  # a shared block counted twice
+                break
 
-    return hold
+    return acquire
 
 
 def _release_keeps_count(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -150,7 +152,7 @@ def _grow_wrong_index(original: Callable[..., Any]) -> Callable[..., Any]:
 
 
 FAULTS = [
-    ("_hold", _shared_twice, "count", "admit", "b"),
+    ("acquire", _shared_twice, "count", "admit", "b"),
     # allocated 2 too high: free + allocated + cached no longer makes the pool's blocks
     ("release", _release_keeps_count, "blocks", "release", "a"),
     # a's tokens are taken (its blocks registered) between `admit a` and `admit b`, with no
