@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -149,12 +150,15 @@ CHARS = {
 }
 
 
-async def typed_at_once(app: PoolApp, pilot: Any, *pressed: str) -> None:
+async def typed_at_once(
+    app: PoolApp, pilot: Any, *pressed: str, done: Callable[[], bool] | None = None
+) -> None:
+    """Post the keys at once, then wait until `done` (by default: the box closed)."""
     for key in pressed:
         app.post_message(events.Key(key, CHARS.get(key, key)))
     await settle(pilot)  # the keys are handled (the first opens a box)
-    for _ in range(300):  # a bound, not a duration: until the last box has closed
-        if app.screen is app.debugger:
+    for _ in range(300):  # a bound, not a duration
+        if done() if done is not None else app.screen is app.debugger:
             break
         await pilot.pause(0.01)
     await settle(pilot)
@@ -176,7 +180,9 @@ async def test_a_breakpoint_typed_as_its_box_opens_is_added() -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await typed_at_once(app, pilot, "b", *"preempt", "enter")
+        await typed_at_once(
+            app, pilot, "b", *"preempt", "enter", done=lambda: bool(app.breakpoints.items)
+        )
         assert [bp.moment for bp in app.breakpoints.items] == ["preempt"]
         assert app.snapshot is not None and app.snapshot.event_index == -1  # no step back
 
@@ -186,7 +192,16 @@ async def test_a_watch_and_a_filter_typed_as_their_boxes_open_are_taken() -> Non
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await typed_at_once(
-            app, pilot, "w", *"free", "left_parenthesis", "k", "v", "right_parenthesis", "enter"
+            app,
+            pilot,
+            "w",
+            *"free",
+            "left_parenthesis",
+            "k",
+            "v",
+            "right_parenthesis",
+            "enter",
+            done=lambda: bool(app.watches),
         )
         await typed_at_once(app, pilot, "escape")
         assert [text for text, _ in app.watches] == ["free(kv)"]
