@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import threading
-import time
 from dataclasses import replace
 
 import pytest
@@ -46,19 +44,33 @@ def test_continue_stops_at_the_end_without_breakpoints() -> None:
     assert frame.snapshot.finished
 
 
-def test_a_pause_interrupts_a_long_run_between_steps() -> None:
+def simulated_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The driver's clock is simulated: a sleep moves it on at once (no test waits on the
+    machine's clock, and a busy machine changes nothing)."""
+    from pooltui.tui import driver
+
+    clock = [0.0]
+
+    def sleep(seconds: float) -> None:
+        clock[0] += max(seconds, 0.0)
+
+    monkeypatch.setattr(driver._time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(driver._time, "sleep", sleep)
+
+
+def test_a_pause_interrupts_a_long_run_between_steps(monkeypatch: pytest.MonkeyPatch) -> None:
+    simulated_clock(monkeypatch)
     sim = FakeSim()
     c = Controller(sim)
     frames: list[Frame] = []
-    cmd = Command("run", rate=5.0, gen=c.interrupt_gen)
-    worker = threading.Thread(target=c.execute, args=(cmd, frames.append))
-    worker.start()
-    while not frames and worker.is_alive():  # the run has shown its first event
-        time.sleep(0.005)
-    c.interrupt_gen += 1
-    worker.join(30)
+
+    def post(frame: Frame) -> None:
+        frames.append(frame)
+        if len(frames) == 1:  # the run has shown its first event: the user pauses
+            c.interrupt_gen += 1
+
+    c.execute(Command("run", rate=5.0, gen=c.interrupt_gen), post)
     # It stopped on the pause, between two steps, not at the end of the simulation.
-    assert not worker.is_alive()
     assert frames[-1].stop == "paused" and frames[-1].final
     assert not sim.finished and sim.cursor < len(sim.events)
 
@@ -110,21 +122,25 @@ def test_parse_goto_rejects_nonsense() -> None:
             parse_goto(text)
 
 
-def test_a_run_follows_a_new_speed_at_once() -> None:
-    """At 1 event a second the fake run would take a minute; raising `run_rate` while it
-    goes makes it reach the end, from where it was."""
+def test_a_run_follows_a_new_speed_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """At 1 event a second the fake run would take a minute of the (simulated) clock;
+    raising `run_rate` while it goes makes it reach the end from where it was, at the new
+    speed: the rest of it takes well under that minute."""
+    from pooltui.tui import driver
+
+    simulated_clock(monkeypatch)
     sim = FakeSim()
     c = Controller(sim)
     frames: list[Frame] = []
-    cmd = Command("run", rate=1.0, gen=c.interrupt_gen)
-    worker = threading.Thread(target=c.execute, args=(cmd, frames.append))
-    worker.start()
-    while not frames and worker.is_alive():  # the run has shown its first event
-        time.sleep(0.005)
-    c.run_rate = 100000.0
-    worker.join(30)
-    assert not worker.is_alive()
+
+    def post(frame: Frame) -> None:
+        frames.append(frame)
+        if len(frames) == 1:  # the run has shown its first event: the user speeds it up
+            c.run_rate = 100000.0
+
+    c.execute(Command("run", rate=1.0, gen=c.interrupt_gen), post)
     assert frames[-1].final and frames[-1].stop_kind == "end" and sim.finished
+    assert driver._time.monotonic() < len(sim.events) / 2  # not 1 event a second to the end
 
 
 @pytest.mark.parametrize(
