@@ -355,15 +355,8 @@ class Simulation:
             state = eng.s
             self._view = None
         else:
-            state = _unpack(self._ckpt[c])
-            eng = Engine(
-                self.tables,
-                self.schedule,
-                state,
-                invariants=False,
-                stats=Stats(len(self.tables.sessions)),
-                record=False,
-            )
+            eng = self._replay_engine(c, record=False)
+            state = eng.s
         while state.n_events < start:
             if not eng.advance():
                 break
@@ -424,6 +417,18 @@ class Simulation:
                 values[id(expr)] = exc
         self._probed[ev.index] = values
 
+    def _replay_engine(self, c: int, *, record: bool = True) -> Engine:
+        """An engine on checkpoint `c`'s state, to replay from: invariants were checked
+        when the events were first made."""
+        return Engine(
+            self.tables,
+            self.schedule,
+            _unpack(self._ckpt[c]),
+            invariants=False,
+            stats=Stats(len(self.tables.sessions)),
+            record=record,
+        )
+
     def values_until(
         self, exprs: Sequence[Expr], last: int
     ) -> tuple[int, list[tuple[Number | SpecRuntimeError, ...]]]:
@@ -434,15 +439,9 @@ class Simulation:
         replay per checkpoint rather than one per event."""
         last = min(last, len(self._events) - 1)
         c = max(0, bisect.bisect_right(self._ckpt_at, last) - 1)
-        state = _unpack(self._ckpt[c])
+        eng = self._replay_engine(c)
+        state = eng.s
         first = state.n_events - 1
-        eng = Engine(
-            self.tables,
-            self.schedule,
-            state,
-            invariants=False,
-            stats=Stats(len(self.tables.sessions)),
-        )
         eng.keep = False  # recorded already: only `on_event` (right after each event)
         env = Env(eng)
         out: list[tuple[Number | SpecRuntimeError, ...]] = []
