@@ -48,6 +48,7 @@ MODULES = (
     "pooltui/sim/members.py",
     "pooltui/sim/why.py",
     "pooltui/sim/fast.py",
+    "pooltui/sim/fuse.py",
     "pooltui/sim/content.py",
     "pooltui/sim/ledger.py",
     "pooltui/sim/ledgercheck.py",

@@ -29,7 +29,8 @@ from collections.abc import Callable
 from typing import Any
 
 from pooltui.lang.ir import Expr, Hold, Span, Var
-from pooltui.sim import blocks, invariants, iterations, runs, watch
+from pooltui.sim import blocks, fuse, invariants, iterations, runs, watch
+from pooltui.sim.codes import Number
 from pooltui.sim.engine import Engine
 from pooltui.sim.snapshot import Violation
 from pooltui.sim.state import S_RESIDENT, PoolState, Session, StageState
@@ -432,23 +433,6 @@ class FastEngine(Engine):
                 out.append(sid)
         return out
 
-    def next_piece_step(self, st: StageState) -> int:
-        """Steps after this iteration's until a steady resident next completes a block of
-        its pieces (1 << 30: none will)."""
-        lz = self.lz(st)
-        live, pools = self.s.live, self.s.pools
-        best = 1 << 30
-        for sid, top in lz.pieces.items():
-            d0, c0, _ = lz.steady[sid]
-            c = c0 + lz.dcount - d0  # computed before this iteration's step
-            run = live[sid].run
-            assert run is not None
-            B = pools[run.h.pool].block
-            i = (B - (c + 1) % B) % B or B  # steps i >= 1 after it that complete a block
-            if c + i + 1 <= top:
-                best = min(best, i)
-        return best
-
     def bulk_iteration(self, st: StageState, order: list[tuple[int, int, int]]) -> bool:
         lz = self.lz(st)
         s = self.s
@@ -541,8 +525,6 @@ class FastEngine(Engine):
         # No run may finish, and none pass its reserve, before the last fused iteration.
         m = self.next_mark(st)
         limit = (m[0] - lz.dcount) if m is not None else 1 << 30
-        if lz.pieces:  # nor take a step past this one that completes a piece block
-            limit = min(limit, self.next_piece_step(st))
         return max(1, min(limit, 1 << 30))
 
     def iteration_end(self, st: StageState, duration: float, fused: int) -> float:
@@ -554,22 +536,20 @@ class FastEngine(Engine):
             if lz.fused:
                 self.register_steady(st, 1)
             return end
-        # Fuse iterations 2..k while each ends strictly before the next action is due and
-        # the blocks they cross can be found. Times are summed as the per-event mode sums.
+        # Fuse iterations 2..k while each ends strictly before the next action is due,
+        # the blocks they cross can be found and nothing they do changes what a waiting
+        # hold's attempt finds (`fuse`). Times are summed as the per-event mode sums.
         next_due = s.heap[0][0] if s.heap else math.inf
         k = 1
         t = end
         start = s.now
         plan: list[tuple[float, int, list[int]]] = []  # (start, pool, sids in resident order)
-        # While a hold waits, no fused step evicts: an eviction could change what the
-        # waiting holds' lookups find, so each admission attempt would no longer fail
-        # the same way.
-        avail = {
-            pi: (s.pools[pi].free_blocks() if s.pools[pi].queue else blocks.available(s.pools[pi]))
-            for pi in st.memory
-        }
+        # `cap`: more crossings than the stretch can make.
+        cap = len(lz.steady) * (fused // min(s.pools[pi].block for pi in st.memory) + 1)
+        guards = {pi: fuse.guard(self, s.pools[pi], cap) for pi in st.memory}
+        avail = {pi: g[0] for pi, g in guards.items()}
+        regs: list[tuple[int, int, int]] = []  # piece blocks completed: (pool, sid, upto)
         buckets = lz.buckets
-        single = len(st.memory) == 1
         # Each fused iteration starts strictly before the next action and ends by the cut:
         # the per-event mode, cut at `until`, has every iteration that started by then,
         # the last one still in flight; a stretch that ran past it would have counted
@@ -577,54 +557,87 @@ class FastEngine(Engine):
         # per-event mode has only planned.
         while k < fused and t < next_due and t + duration <= self.horizon:
             d = lz.dcount + k
-            if single:
-                pi = st.memory[0]
+            cross: list[tuple[int, int, int]] = []
+            want: dict[int, int] = {}
+            for pi in st.memory:
                 bucket = buckets.get((pi, d % s.pools[pi].block))
                 if bucket:
-                    if len(bucket) > avail[pi]:
-                        break
-                    avail[pi] -= len(bucket)
-                    plan.append((t, pi, bucket))
-            else:
-                cross: list[tuple[int, int, int]] = []
-                ok = True
-                for pi in st.memory:
-                    bucket = buckets.get((pi, d % s.pools[pi].block))
-                    if bucket:
-                        if len(bucket) > avail[pi]:
-                            ok = False
-                            break
-                        avail[pi] -= len(bucket)
-                        cross.extend((runs.resident_order(self, sid), pi, sid) for sid in bucket)
-                if not ok:
-                    break
+                    want[pi] = len(bucket)
+                    cross.extend((runs.resident_order(self, sid), pi, sid) for sid in bucket)
+            if any(n > avail[pi] for pi, n in want.items()):
+                break
+            done = self.pieces_at(st, d, guards) if lz.pieces else []
+            if done is None:
+                break
+            for pi, n in want.items():
+                avail[pi] -= n
+            if len(st.memory) > 1:
                 cross.sort()
-                for _, pi, sid in cross:
-                    plan.append((t, pi, [sid]))
+            plan.extend((t, pi, [sid]) for _, pi, sid in cross)
+            regs.extend(done)
             st.iter_start = t  # the last fused iteration's start, as the per-event mode has it
             k += 1
             t = t + duration
         # The crossing blocks of the fused iterations, in order. Recorded evictions carry
-        # their iteration's start time; unrecorded ones can all be taken in one go.
+        # their iteration's start time; unrecorded ones are taken in one go per pool.
         live = s.live
-        batch: list[HoldState] = []
+        batch: dict[int, list[HoldState]] = {}
         for t_j, pi, sids in plan:
             p = s.pools[pi]
             p.area -= p.block * len(sids) * (t_j - start)  # not there before t_j
             holds = [live[sid].run.h for sid in sids]  # type: ignore[union-attr]
             if self.lean:
-                batch.extend(holds)
+                batch.setdefault(pi, []).extend(holds)
             else:
                 s.now = t_j
                 self.crossing_blocks(holds)
-        if batch:
-            self.crossing_blocks(batch)
+        for pi, holds in batch.items():  # pools do not share blocks: one at a time
+            fuse.cross(self, s.pools[pi], holds)
+        # Then the piece blocks their steps complete, in order: none was registered when
+        # the stretch began, so no eviction above touched a copy of one (`pieces_at`).
+        for pi, sid, upto in regs:
+            sess = live[sid]
+            blocks.register(s.pools[pi], sess.run.h, upto, sess)  # type: ignore[union-attr]
         s.now = start
         lz.fused = k
         self.register_steady(st, k)
         st.iteration += k - 1
         s.counters["iterations"] += k - 1
         return t if k > 1 else end
+
+    def pieces_at(
+        self, st: StageState, d: int, guards: dict[int, tuple[Number, int | None]]
+    ) -> list[tuple[int, int, int]] | None:
+        """The piece blocks that steady step d completes, in resident order, as (pool, sid,
+        computed after it); None when one of them may not be registered inside a stretch:
+        its hash is the next one a waiting head's lookup would take (its hit would grow),
+        or the pool had it registered already (a copy the stretch may evict: whether the
+        new one counts as a duplicate would depend on the order)."""
+        lz = self.lz(st)
+        s = self.s
+        out: list[tuple[int, int, int]] = []
+        for pi in st.memory:
+            p = s.pools[pi]
+            B = p.block
+            bucket = lz.buckets.get((pi, (d + 1) % B))  # computed + 1 ≡ 0 (mod B) after d
+            if not bucket:
+                continue
+            table = p.ledger.table
+            for sid in bucket:
+                top = lz.pieces.get(sid)
+                if top is None:
+                    continue
+                d0, c0, _ = lz.steady[sid]
+                upto = c0 + d - d0 + 1
+                if upto > top:
+                    continue
+                run = s.live[sid].run
+                assert run is not None
+                h = run.h.table.content.block_hash(upto // B - 1, B)
+                if h == guards[pi][1] or h in table:
+                    return None
+                out.append((pi, sid, upto))
+        return out
 
     def end_iteration(self, st: StageState) -> None:
         lz = self.lz(st)
