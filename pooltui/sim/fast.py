@@ -6,7 +6,9 @@ figures are then `c0 + (D − d0)`, where D is its stage's count of steady steps
 the iterations in which it crosses a block boundary touch it (it is kept in a bucket per
 block phase). Iterations in which every resident gets what it wants and every block it
 needs can be found (free, or by evicting cache) are planned in bulk; runs of iterations in
-which nothing but steady decoding happens are fused into one action.
+which nothing but steady decoding happens are fused into one action: while a hold waits,
+only as long as the stretch's evictions and registrations leave what the queue head's
+attempt finds as it was (`fuse.py` says why that is exact).
 
 The result is the state the per-event mode reaches, block for block, and the same events,
 except that `iteration`, `iteration-end` and `grow` are not recorded (the differential
@@ -75,7 +77,8 @@ class Lazy:
         self.fused = 0  # steady iterations the current iteration stands for (0: none)
         # sid -> the units up to which its steps complete blocks of its content's pieces
         # (those blocks are registered step by step, in resident order: anyone may hit
-        # them, so a fused stretch never takes such a step past its first)
+        # them, so a fused stretch takes such a step only where no waiting hold's
+        # attempt could tell: `pieces_at`)
         self.pieces: dict[int, int] = {}
 
 
@@ -171,7 +174,7 @@ class FastEngine(Engine):
         if not (h.size == h.computed == h.context) or run.steps >= run.target:
             return
         # Steady steps register their private blocks lazily (`register_steady`), blocks of
-        # its pieces step by step (`bulk_iteration`): none of its session's private blocks
+        # its pieces step by step (`bulk_iteration`, `pieces_at`): none of its session's private blocks
         # registered here may be among them.
         if h.computed < sess.priv_hi.get(h.pool, 0):
             return
@@ -492,8 +495,9 @@ class FastEngine(Engine):
     def register_steady(self, st: StageState, k: int) -> None:
         """The blocks the steady residents complete in the k steady steps from the stage's
         step count on are registered (as the per-event mode registers them when each
-        step's token is taken). Only a steady resident's private blocks past any its
-        session registered before (`try_steady`) can be among them: nothing can hit them
+        step's token is taken). Blocks of pieces were registered step by step already
+        (`bulk_iteration`, `iteration_end`); only a steady resident's private blocks past
+        any its session registered before (`try_steady`) are left: nothing can hit them
         meanwhile, so registering them once per launched iteration is exact."""
         lz = self.lz(st)
         s = self.s
