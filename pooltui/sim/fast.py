@@ -174,8 +174,8 @@ class FastEngine(Engine):
         if not (h.size == h.computed == h.context) or run.steps >= run.target:
             return
         # Steady steps register their private blocks lazily (`register_steady`), blocks of
-        # its pieces step by step (`bulk_iteration`, `pieces_at`): none of its session's private blocks
-        # registered here may be among them.
+        # its pieces step by step (`bulk_iteration`, `pieces_at`): none of its session's
+        # private blocks registered here may be among them.
         if h.computed < sess.priv_hi.get(h.pool, 0):
             return
         limit = p.cap if h.reserve is None else min(p.cap, h.reserve)
@@ -559,29 +559,46 @@ class FastEngine(Engine):
         # the last one still in flight; a stretch that ran past it would have counted
         # iterations (and taken blocks) that never started, or computed in bulk what the
         # per-event mode has only planned.
-        while k < fused and t < next_due and t + duration <= self.horizon:
-            d = lz.dcount + k
-            cross: list[tuple[int, int, int]] = []
-            want: dict[int, int] = {}
-            for pi in st.memory:
-                bucket = buckets.get((pi, d % s.pools[pi].block))
-                if bucket:
-                    want[pi] = len(bucket)
-                    cross.extend((runs.resident_order(self, sid), pi, sid) for sid in bucket)
-            if any(n > avail[pi] for pi, n in want.items()):
-                break
-            done = self.pieces_at(st, d, guards) if lz.pieces else []
-            if done is None:
-                break
-            for pi, n in want.items():
-                avail[pi] -= n
-            if len(st.memory) > 1:
-                cross.sort()
-            plan.extend((t, pi, [sid]) for _, pi, sid in cross)
-            regs.extend(done)
-            st.iter_start = t  # the last fused iteration's start, as the per-event mode has it
+        # Only steps in a phase where some resident crosses into a block, or completes a
+        # block of its pieces, do anything but count: the others are stepped over.
+        hot: set[tuple[int, int]] = set()  # (pool, phase)
+        for (pi, phase), sids in buckets.items():
+            if sids:
+                hot.add((pi, phase))
+                if lz.pieces and not lz.pieces.keys().isdisjoint(sids):
+                    hot.add((pi, (phase - 1) % s.pools[pi].block))
+        phased = [(pi, s.pools[pi].block) for pi in st.memory]
+        pi0, B0 = phased[0]
+        hot0 = {phase for pi, phase in hot if pi == pi0} if len(phased) == 1 else None
+        horizon = self.horizon
+        last = -1.0
+        d = lz.dcount + k
+        while k < fused and t < next_due and t + duration <= horizon:
+            if d % B0 in hot0 if hot0 is not None else any((pi, d % B) in hot for pi, B in phased):
+                cross: list[tuple[int, int, int]] = []
+                want: dict[int, int] = {}
+                for pi, B in phased:
+                    bucket = buckets.get((pi, d % B))
+                    if bucket:
+                        want[pi] = len(bucket)
+                        cross.extend((runs.resident_order(self, sid), pi, sid) for sid in bucket)
+                if any(n > avail[pi] for pi, n in want.items()):
+                    break
+                done = self.pieces_at(st, d, guards) if lz.pieces else []
+                if done is None:
+                    break
+                for pi, n in want.items():
+                    avail[pi] -= n
+                if len(phased) > 1:
+                    cross.sort()
+                plan.extend((t, pi, [sid]) for _, pi, sid in cross)
+                regs.extend(done)
+            last = t
             k += 1
+            d += 1
             t = t + duration
+        if k > 1:
+            st.iter_start = last  # the last fused iteration's start, as per event
         # The crossing blocks of the fused iterations, in order. Recorded evictions carry
         # their iteration's start time; unrecorded ones are taken in one go per pool.
         live = s.live
