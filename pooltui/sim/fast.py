@@ -30,7 +30,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from pooltui.lang.ir import Expr, Hold, Span, Var
+from pooltui.lang.ir import Span
 from pooltui.sim import blocks, fuse, invariants, iterations, runs, watch
 from pooltui.sim.codes import Number
 from pooltui.sim.engine import Engine
@@ -42,22 +42,6 @@ from pooltui.sim.state import Run as RunState
 QUIET = frozenset({"iteration", "iteration-end", "grow"})
 DONE, EXIT = 0, 1  # at one step count a run that finishes is done, not over its reserve
 PLAIN, CROSS, PIECE = 0, 1, 2  # a resident's part in a bulk iteration, in this order
-
-
-def _reads(expr: object, names: set[str]) -> bool:
-    """Whether an expression reads any of the context variables `names`."""
-    if isinstance(expr, Var):
-        return expr.name in names
-    for field in getattr(expr, "__slots__", ()):
-        value = getattr(expr, field, None)
-        if isinstance(value, tuple):
-            if any(_reads(v, names) for v in value):
-                return True
-        elif (
-            value is not None and not isinstance(value, str | int | float) and _reads(value, names)
-        ):
-            return True
-    return False
 
 
 class Lazy:
@@ -90,18 +74,11 @@ class FastEngine(Engine):
         # block accounting may take its lean paths, which count events without them.
         self.lean = False
         # Fusing needs every admission attempt to fail the same way while only steady
-        # decoding happens: no checks, fifo queues, headers that do not read time.
-        timeless = all(
-            e is None or not reads_time(e)
-            for body in tables.bodies
-            for stmt in body
-            if isinstance(stmt, Hold)
-            for e in (stmt.units, stmt.need, stmt.reserve)
-        )
-        # A spill started by a fused iteration's eviction would land in the middle of it.
-        spills = any(pd.spill_when is not None for pd in tables.pools)
-        self.fusable = timeless and not tables.checks and not spills
+        # decoding happens (`fuse`): no checks, no spills, no attempt reading the time;
+        # FIFO queues, and no hold heading one whose attempt draws.
+        self.fusable = fuse.fusable(tables)
         self.pool_fifo = [pd.queue_keys is None for pd in tables.pools]
+        self.drawing = fuse.drawing(tables)
         self.lazy = [Lazy() for _ in self.s.stages]  # by global stage member
         # Where the run will be cut (`--until`): a fused stretch never runs past it, so
         # the cut finds the state the per-event mode has there.
@@ -524,7 +501,7 @@ class FastEngine(Engine):
         s = self.s
         for pi in st.memory:
             p = s.pools[pi]
-            if p.queue and not self.pool_fifo[p.decl]:
+            if p.queue and (not self.pool_fifo[p.decl] or p.queue[0].stmt in self.drawing):
                 return 1
         # No run may finish, and none pass its reserve, before the last fused iteration.
         m = self.next_mark(st)
@@ -688,7 +665,3 @@ class FastEngine(Engine):
                 self.try_steady(st, other)
         del tokens
         iterations.finish_runs(self, st, done)
-
-
-def reads_time(expr: Expr) -> bool:
-    return _reads(expr, {"now", "waited"})

@@ -28,19 +28,77 @@ while a hold waits.
 `cross` gives a pool's crossing holds their next block each, as `blocks.one_more_block`
 one after another would, evicting the same blocks in one pass per entry (the lean mode:
 the evict events are counted, not made; the last one is made, for a halt's message).
+
+A stretch stands for attempts only where they are all alike: `fusable` (no checks, no
+spills, no attempt that reads the time) and `drawing` (holds whose attempt draws from
+their session's stream: none may head a queue while a stretch runs).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from pooltui.lang.ir import Draw, Hold, Run, Var
 from pooltui.sim import admit, blocks, watch
 from pooltui.sim.codes import Number
 from pooltui.sim.state import Hold as HoldState
 from pooltui.sim.state import PoolState
+from pooltui.sim.tables import Tables
 
 if TYPE_CHECKING:
     from pooltui.sim.engine import Engine
+
+
+def _reads(expr: object, names: set[str]) -> bool:
+    """Whether an expression reads any of the context variables `names` (or draws, when
+    `names` holds "draw")."""
+    if isinstance(expr, Var):
+        return expr.name in names
+    if isinstance(expr, Draw) and "draw" in names:
+        return True
+    for field in getattr(expr, "__slots__", ()):
+        value = getattr(expr, field, None)
+        if isinstance(value, tuple):
+            if any(_reads(v, names) for v in value):
+                return True
+        elif (
+            value is not None and not isinstance(value, str | int | float) and _reads(value, names)
+        ):
+            return True
+    return False
+
+
+def attempt_exprs(stmt: Hold) -> list[object]:
+    """What an admission attempt of a `hold` statement evaluates: its header, and the
+    amount of the run its body opens with (the tokens it would take)."""
+    first = stmt.body[0] if stmt.body else None
+    amount = first.amount if isinstance(first, Run) else None
+    return [e for e in (stmt.units, stmt.need, stmt.reserve, amount) if e is not None]
+
+
+def fusable(tables: Tables) -> bool:
+    """Whether stretches may be fused at all: no checks; no spills (one started by a
+    stretch's eviction would land in its middle); no attempt that reads the time."""
+    timeless = not any(
+        _reads(e, {"now", "waited"})
+        for body in tables.bodies
+        for stmt in body
+        if isinstance(stmt, Hold)
+        for e in attempt_exprs(stmt)
+    )
+    spills = any(pd.spill_when is not None for pd in tables.pools)
+    return timeless and not tables.checks and not spills
+
+
+def drawing(tables: Tables) -> set[tuple[int, int]]:
+    """The `hold` statements (body, position) whose attempt draws: each attempt moves the
+    session's stream (language.md §10), so a stretch may not stand for one."""
+    return {
+        (b, i)
+        for b, body in enumerate(tables.bodies)
+        for i, stmt in enumerate(body)
+        if isinstance(stmt, Hold) and any(_reads(e, {"draw"}) for e in attempt_exprs(stmt))
+    }
 
 
 def guard(eng: Engine, p: PoolState, bound: int) -> tuple[Number, int | None]:

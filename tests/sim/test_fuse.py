@@ -187,3 +187,30 @@ def test_the_waiting_head_is_the_only_attempt_a_stretch_guards() -> None:
     _, (_, events) = stretches(text, lean=False)
     assert evicted(events)[:2] == [(13, "x", (1,)), (17, "x", (0,))]
     assert admitted(events)[-2:] == [(21, "w", 8), (22, "v", 0)]
+
+
+# ------------------------------------------------------------------ attempts that draw
+# w's header draws (28 to 32 units: 7 or 8 blocks, never with d holding 2 or more of 8):
+# each of its attempts draws again (language.md §10), so no stretch may stand for one
+# while it heads the queue: from 1 to 20 every iteration of d's decode is its own action,
+# and w's later draws (its prefill and decode amounts) come from the same place in its
+# stream as per event.
+DRAWING = """
+seed 3;
+stage gpu step { budget 64; time 1; }
+pool kv { cap 32; block 4; evict lru; queue fifo; admit via gpu; }
+session d { arrive at (0); hold kv (4) { run gpu prefill (4); run gpu decode (20); } }
+session w { arrive at (0.5); hold kv (28 + draw uniform(0, 4)) {
+  run gpu prefill (draw uniform(1, 28)); run gpu decode (draw uniform(1, 4)); } }
+"""
+
+
+def test_no_stretch_stands_for_attempts_that_draw() -> None:
+    assert both(DRAWING)[:21] == [(float(i), 1) for i in range(21)]
+    # The amount of the run w's body opens with is evaluated at each attempt too (the
+    # tokens it would take): a draw there is the same. A draw in its second run's amount
+    # is not part of an attempt: one stretch, 1..20.
+    quiet = DRAWING.replace("28 + draw uniform(0, 4)", "30")
+    assert both(quiet)[:21] == [(float(i), 1) for i in range(21)]
+    quiet = quiet.replace("prefill (draw uniform(1, 28))", "prefill (12)")
+    assert both(quiet)[:3] == [(0, 1), (1, 20), (21, 1)]
