@@ -32,7 +32,6 @@ from typing import Any
 
 from pooltui.lang.ir import Span
 from pooltui.sim import blocks, fuse, invariants, iterations, runs, watch
-from pooltui.sim.codes import Number
 from pooltui.sim.engine import Engine
 from pooltui.sim.snapshot import Violation
 from pooltui.sim.state import S_RESIDENT, PoolState, Session, StageState
@@ -528,7 +527,6 @@ class FastEngine(Engine):
         # `cap`: more crossings than the stretch can make.
         cap = len(lz.steady) * (fused // min(s.pools[pi].block for pi in st.memory) + 1)
         guards = {pi: fuse.guard(self, s.pools[pi], cap) for pi in st.memory}
-        avail = {pi: g[0] for pi, g in guards.items()}
         regs: list[tuple[int, int, int]] = []  # piece blocks completed: (pool, sid, upto)
         buckets = lz.buckets
         # Each fused iteration starts strictly before the next action and ends by the cut:
@@ -559,13 +557,11 @@ class FastEngine(Engine):
                     if bucket:
                         want[pi] = len(bucket)
                         cross.extend((runs.resident_order(self, sid), pi, sid) for sid in bucket)
-                if any(n > avail[pi] for pi, n in want.items()):
+                if not all(guards[pi].take(self, st, n) for pi, n in want.items()):
                     break
                 done = self.pieces_at(st, d, guards) if lz.pieces else []
                 if done is None:
                     break
-                for pi, n in want.items():
-                    avail[pi] -= n
                 if len(phased) > 1:
                     cross.sort()
                 plan.extend((t, pi, [sid]) for _, pi, sid in cross)
@@ -604,7 +600,7 @@ class FastEngine(Engine):
         return t if k > 1 else end
 
     def pieces_at(
-        self, st: StageState, d: int, guards: dict[int, tuple[Number, int | None]]
+        self, st: StageState, d: int, guards: dict[int, fuse.Guard]
     ) -> list[tuple[int, int, int]] | None:
         """The piece blocks that steady step d completes, in resident order, as (pool, sid,
         computed after it); None when one of them may not be registered inside a stretch:
@@ -632,7 +628,7 @@ class FastEngine(Engine):
                 run = s.live[sid].run
                 assert run is not None
                 h = run.h.table.content.block_hash(upto // B - 1, B)
-                if h == guards[pi][1] or h in table:
+                if h == guards[pi].after or h in table:
                     return None
                 out.append((pi, sid, upto))
         return out

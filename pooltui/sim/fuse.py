@@ -1,29 +1,33 @@
-"""The fast mode's fused stretches: how many blocks one may take, and its crossings in bulk.
+"""The fast mode's fused stretches: what one may evict and register while a hold waits,
+and its crossings in bulk.
 
 A fused stretch (`fast.FastEngine.iteration_end`) stands for iterations in which only
 steady decoding happens. In the per-event mode each of those iterations, after its
 crossings, tries each of the stage's pools' queues again: a FIFO queue's head (`admit.
 select`), and nothing after it, since a blocked attempt stops the queue and a pure stretch
-starts from an iteration that admitted nobody. The stretch is exact only if every one of
-those attempts fails as the one at its start did. It does, as long as the head's plan is
-the same and the room it is measured against has not grown:
+starts from an iteration that admitted nobody. A blocked attempt leaves nothing behind but
+the hold's reserve (`admit.try_admit`), so the stretch is exact if every one of those
+attempts is blocked with the same reserve (and draws nothing: `drawing`). What an attempt
+reads that a stretch can change:
 
-- the room (free + never used + cached blocks, `Ledger.room`) only shrinks: each crossing
-  takes one block, a free one or one it evicts; nothing is released or admitted;
-- the plan (`admit.plan_hold`) reads the budget left, the seats, the hold's own figures
-  and E, the longest run of its content's registered blocks (`blocks.longest`). A pure
-  stretch changes none but E, and E only by evicting one of E's own blocks: a lookup walks
-  the chain's hashes taking each one's first copy, so evicting a later copy or any block
-  of another chain leaves what it reads as it was. (The blocks a stretch registers are
-  its steady residents' private ones, which no waiting hold's chain holds: `fast.py`.)
-  With E the same, the hit, its cached part, the units, need and reserve are the same,
-  and `fits` fails again with less room.
+- the room (free + never used + cached blocks, `Ledger.room`): it only shrinks, one block
+  per crossing (a free one, or one it evicts); nothing is released or admitted;
+- E, the longest run of its content's registered blocks (`blocks.longest`), from which
+  its plan is made (`admit.plan_hold`: hit, units, need, reserve; the rest it reads, the
+  budget left, the seats, its own figures, a stretch does not change). A lookup walks the
+  chain's hashes taking each one's first copy: evicting a later copy or any block of
+  another chain leaves E as it was; evicting one of E's blocks (with no second copy)
+  cuts E there. Registering a block grows E only if its hash is the one E would take
+  next (`Guard.after`): a stretch never registers that one, nor a hash the pool has
+  registered already (`fast.FastEngine.pieces_at`).
 
-So while a hold waits, a stretch may evict cache up to, not including, the first block of
-the head's E that eviction would reach (`room`). Under `evict lru` that order is known
-in advance: entries in release order, each from its tail. Under `evict by` the keys are
-worked out at each eviction and may read the clock: there a stretch takes only free blocks
-while a hold waits.
+So while a hold waits, a stretch may evict cache in eviction order, and each time one of
+E's blocks goes, the head's attempt is worked out again with the shorter E and the room
+left (`still_blocked`, through `admit.plan_hold`); the stretch stops before the first
+iteration where it would not fail alike. Under `evict lru` the order is known in advance:
+entries in release order, each from its tail (`guard`). Under `evict by` the keys are
+worked out at each eviction and may read the clock: there a stretch takes only free
+blocks while a hold waits.
 
 `cross` gives a pool's crossing holds their next block each, as `blocks.one_more_block`
 one after another would, evicting the same blocks in one pass per entry (the lean mode:
@@ -38,11 +42,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from pooltui.lang.errors import SpecRuntimeError
 from pooltui.lang.ir import Draw, Hold, Run, Var
 from pooltui.sim import admit, blocks, watch
 from pooltui.sim.codes import Number
+from pooltui.sim.ledger import Hit
 from pooltui.sim.state import Hold as HoldState
-from pooltui.sim.state import PoolState
+from pooltui.sim.state import PoolState, StageState
 from pooltui.sim.tables import Tables
 
 if TYPE_CHECKING:
@@ -101,38 +107,126 @@ def drawing(tables: Tables) -> set[tuple[int, int]]:
     }
 
 
-def guard(eng: Engine, p: PoolState, bound: int) -> tuple[Number, int | None]:
-    """(blocks a fused stretch may take in pool p, the hash the queue head's lookup
-    would take next: a stretch may not register it; None when no hold waits).
-    `bound`: more blocks than the stretch could want."""
+class Guard:
+    """What a stretch may do in one pool while a hold waits there: take `avail` blocks
+    at most, each eviction of one of the head's E shortening E (`cuts`), as long as the
+    head's attempt with the shorter E still fails the same way (`take`); never register
+    `after`, the hash E would take next. Lives for one `iteration_end`, not state."""
+
+    __slots__ = (
+        "after", "avail", "cut", "cuts", "found", "free", "head", "p", "passed", "room0", "taken",
+    )  # fmt: skip
+
+    def __init__(self, p: PoolState) -> None:
+        self.p = p
+        self.avail: Number = blocks.available(p)
+        self.after: int | None = None
+        self.head: HoldState | None = None
+        self.found = Hit()  # E at the stretch's start
+        self.cuts: list[tuple[int, int]] = []  # (eviction, E's block index), in order
+        self.cut = 0  # E's blocks left
+        self.passed = 0  # cuts evicted so far
+        self.free = 0  # blocks taken before any eviction
+        self.room0: Number = 0
+        self.taken = 0  # blocks the stretch took so far
+
+    def take(self, eng: Engine, st: StageState, n: int) -> bool:
+        """The stretch's next iteration takes n blocks: whether it may (then counted)."""
+        if self.taken + n > self.avail:
+            return False
+        taken = self.taken + n
+        cut = self.cut
+        cuts, i = self.cuts, self.passed
+        gone = taken - self.free  # evictions so far
+        while i < len(cuts) and cuts[i][0] < gone:
+            cut = min(cut, cuts[i][1])
+            i += 1
+        if cut < self.cut:
+            if not still_blocked(eng, st, self, cut, taken):
+                return False
+            self.cut = cut
+        self.passed = i
+        self.taken = taken
+        return True
+
+
+def guard(eng: Engine, p: PoolState, bound: int) -> Guard:
+    """The stretch's guard in pool p. `bound`: more blocks than the stretch could want.
+
+    While a hold waits under `evict lru`, the blocks it may take are the free ones, then
+    cache in eviction order (entries in release order, each tail first), each of E's
+    blocks among them noted where it goes; up to the first of E's blocks that has a second
+    copy (the lookup would go on through that one: not worked out here)."""
+    g = Guard(p)
     L = p.ledger
     if not p.queue:
-        return blocks.available(p), None
-    content = admit.select(eng, p).table.content
-    found = blocks.longest(p, content)
-    after = content.block_hash(len(found.blocks), p.block)
+        return g
+    g.head = head = admit.select(eng, p)
+    content = head.table.content
+    g.found = found = blocks.longest(p, content)
+    g.after = content.block_hash(len(found.blocks), p.block)
+    g.cut = len(found.blocks)
     if L.total < 0:
-        return blocks.available(p), after
-    free = len(L.free) + L.fresh
+        return g
+    g.free = len(L.free) + L.fresh
+    g.room0 = L.room()
     if eng.t.pools[p.decl].evict_keys is not None:
-        return free, after
-    ref, bentry = L.ref, L.bentry
-    guarded = {b for b in found.blocks if ref[b] == 0}  # a held block is never evicted
-    if not guarded:
-        return free + L.cached, after
-    touched = {bentry[b] for b in guarded}  # the entries holding them
-    n = 0  # cached blocks evicted before the first of E
+        g.avail = g.free
+        return g
+    ref, bentry, bhash, table = L.ref, L.bentry, L.bhash, L.table
+    chain = {b: j for j, b in enumerate(found.blocks) if ref[b] == 0}  # held: never evicted
+    touched = {bentry[b] for b in chain}  # the entries holding them
+    n = 0  # evictions before the entry at hand
     for e in L.entries.values():
         k = len(e.blocks)
-        if e.order in touched:  # tail first: the blocks after E's last one here go first
-            i = k - 1
-            while e.blocks[i] not in guarded:
-                i -= 1
-            return free + n + (k - 1 - i), after
+        if e.order in touched:
+            for i in range(k - 1, -1, -1):  # tail first
+                j = chain.get(e.blocks[i])
+                if j is None:
+                    continue
+                if len(table[bhash[e.blocks[i]]]) > 1:
+                    g.avail = g.free + n + (k - 1 - i)
+                    return g
+                g.cuts.append((n + k - 1 - i, j))
         n += k
         if n >= bound:
             break
-    return free + n, after
+    g.avail = g.free + n
+    return g
+
+
+def still_blocked(eng: Engine, st: StageState, g: Guard, cut: int, taken: int) -> bool:
+    """Whether the head's attempt, with E cut to its first `cut` blocks and `taken` blocks
+    fewer in the room, fails as the one the stretch began after did: blocked (no fit, or
+    no tokens this iteration), with the same reserve, nothing rejected, no error. Such an
+    attempt leaves nothing behind but its reserve (`admit.try_admit`)."""
+    p = g.p
+    h = g.head
+    if h is None or eng.t.pools[p.decl].reload_work:
+        return False
+    L = p.ledger
+    hit = Hit()
+    hit.blocks = g.found.blocks[:cut]
+    hit.units = cut * p.block
+    hit.cached = list(map(L.ref.__getitem__, hit.blocks)).count(0)
+    hit.shared = cut - hit.cached
+    sess = eng.s.live[h.sid]
+    computed = h.computed
+    try:
+        plan = admit.plan_hold(eng, p, h, sess, hit)
+        if plan.never is not None or plan.reserve != h.reserve:
+            return False
+        h.computed = plan.hit  # as the attempt has it when it asks for the tokens
+        tokens = admit.first_run_tokens(eng, h, sess, st, p)
+    except SpecRuntimeError:  # the attempt itself stops the run: not in a stretch
+        return False
+    finally:
+        h.computed = computed
+    if tokens is None:
+        return True
+    grown = max(plan.size, plan.hit + tokens)
+    need = max(blocks.nb(p, grown), blocks.nb(p, plan.need)) - len(plan.found.blocks)
+    return need > g.room0 - taken - plan.found.cached
 
 
 def cross(eng: Engine, p: PoolState, holds: list[HoldState]) -> None:

@@ -87,16 +87,16 @@ session w {{ arrive at (0.5); hold kv (32) content ("doc" : 8, "w" : 24) {{ run 
 """
 
 
-def test_a_stretch_stops_before_it_would_evict_the_waiting_heads_hit() -> None:
+def test_a_stretch_evicts_the_waiting_heads_hit_while_its_attempt_fails_alike() -> None:
     # x first: x's entry [0, 1] is evicted first, and it is w's E.
-    # From 1 (guard: 2 free, E's tail block 1 is the first to go): crossings at 5 and 9
-    # take the free ids; 13's would evict block 1: the stretch is 1..12 (12 iterations).
-    # At 13 (per event): block 1 evicted, w's E is [0] (hit 4): still blocked (7 > 3 − 1).
-    # From 13: E's block 0 is the next to go, no free block: 13..16; at 17 block 0 goes,
-    # E is empty (8 > 2); from 17 no crossing is left: 17..20. At 21 w is admitted with
-    # no hit, evicting y's entry (3 2) and d's (tail first: 0 1 7 6 5 4).
+    # From 1 the stretch may take 2 free blocks, then x's 1 (E cut to [0]), x's 0 (E
+    # empty), y's 3 and 2. At 13 (per event) block 1 goes: w's attempt with E = [0], hit
+    # 4: 8 − 1 = 7 blocks past it > 6 − 3 taken − 1 cached: blocked, reserve none as
+    # before; at 17 block 0: 8 > 6 − 4 − 0: blocked. Each attempt leaves w as it was:
+    # one stretch 1..20. At 21 w is admitted with no hit, evicting y's entry (3 2) and
+    # d's (tail first: 0 1 7 6 5 4).
     text = EVICT.format(first="x", first_key="doc", second="y", second_key="other")
-    assert both(text) == [(0, 1), (1, 12), (13, 4), (17, 4), (21, 1)]
+    assert both(text) == [(0, 1), (1, 20), (21, 1)]
     _, (_, events) = stretches(text, lean=False)
     assert evicted(events) == [
         (13, "x", (1,)),
@@ -105,6 +105,20 @@ def test_a_stretch_stops_before_it_would_evict_the_waiting_heads_hit() -> None:
         (21, "d", (0, 1, 7, 6, 5, 4)),
     ]
     assert admitted(events)[-1] == (21, "w", 0)
+
+
+def test_a_stretch_stops_before_an_eviction_that_changes_the_heads_attempt() -> None:
+    # w asks for 40 − computed units: 32 with E = x's 2 blocks (hit 8), blocked as above.
+    # With E cut to [0] (block 1 evicted at 13) it would ask for 36 > cap 32: rejected.
+    # The stretch from 1 stops before 13 (1..12); at 13, per event, the crossing evicts
+    # block 1 and w is rejected; the queue is empty: 13..20 is one stretch (block 0 goes
+    # at 17).
+    text = EVICT.format(first="x", first_key="doc", second="y", second_key="other")
+    text = text.replace("hold kv (32) content", "hold kv (40 - computed) content")
+    assert both(text) == [(0, 1), (1, 12), (13, 8)]
+    _, (_, events) = stretches(text, lean=False)
+    assert evicted(events) == [(13, "x", (1,)), (17, "x", (0,))]
+    assert [(round(e.time, 9), e.session) for e in events if e.moment == "reject"] == [(13, "w")]
 
 
 def test_a_stretch_evicts_blocks_the_waiting_head_does_not_hit() -> None:
