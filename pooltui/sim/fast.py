@@ -527,7 +527,11 @@ class FastEngine(Engine):
         # `cap`: more crossings than the stretch can make.
         cap = len(lz.steady) * (fused // min(s.pools[pi].block for pi in st.memory) + 1)
         guards = {pi: fuse.guard(self, s.pools[pi], cap) for pi in st.memory}
-        regs: list[tuple[int, int, int]] = []  # piece blocks completed: (pool, sid, upto)
+        # The piece blocks the stretch completes: (pool, sid) -> computed after the last,
+        # and their hashes (each new to the pool, none twice: so one registration per
+        # resident leaves what one per block would, in any order).
+        regs: dict[tuple[int, int], int] = {}
+        seen: set[int] = set()
         buckets = lz.buckets
         # Each fused iteration starts strictly before the next action and ends by the cut:
         # the per-event mode, cut at `until`, has every iteration that started by then,
@@ -562,10 +566,15 @@ class FastEngine(Engine):
                 done = self.pieces_at(st, d, guards) if lz.pieces else []
                 if done is None:
                     break
+                hs = {x[3] for x in done}
+                if len(hs) < len(done) or not seen.isdisjoint(hs):  # a hash twice
+                    break
+                seen |= hs
                 if len(phased) > 1:
                     cross.sort()
                 plan.extend((t, pi, [sid]) for _, pi, sid in cross)
-                regs.extend(done)
+                for pi, sid, upto, _ in done:
+                    regs[pi, sid] = upto
             last = t
             k += 1
             d += 1
@@ -587,9 +596,10 @@ class FastEngine(Engine):
                 self.crossing_blocks(holds)
         for pi, holds in batch.items():  # pools do not share blocks: one at a time
             fuse.cross(self, s.pools[pi], holds)
-        # Then the piece blocks their steps complete, in order: none was registered when
-        # the stretch began, so no eviction above touched a copy of one (`pieces_at`).
-        for pi, sid, upto in regs:
+        # Then the piece blocks their steps complete, each resident's at once: none was
+        # registered when the stretch began, so no eviction above touched a copy of one
+        # (`pieces_at`), and none is registered twice.
+        for (pi, sid), upto in regs.items():
             sess = live[sid]
             blocks.register(s.pools[pi], sess.run.h, upto, sess)  # type: ignore[union-attr]
         s.now = start
@@ -601,15 +611,15 @@ class FastEngine(Engine):
 
     def pieces_at(
         self, st: StageState, d: int, guards: dict[int, fuse.Guard]
-    ) -> list[tuple[int, int, int]] | None:
+    ) -> list[tuple[int, int, int, int]] | None:
         """The piece blocks that steady step d completes, in resident order, as (pool, sid,
-        computed after it); None when one of them may not be registered inside a stretch:
+        computed after it, the block's hash); None when one of them may not be registered inside a stretch:
         its hash is the next one a waiting head's lookup would take (its hit would grow),
         or the pool had it registered already (a copy the stretch may evict: whether the
         new one counts as a duplicate would depend on the order)."""
         lz = self.lz(st)
         s = self.s
-        out: list[tuple[int, int, int]] = []
+        out: list[tuple[int, int, int, int]] = []
         for pi in st.memory:
             p = s.pools[pi]
             B = p.block
@@ -630,7 +640,7 @@ class FastEngine(Engine):
                 h = run.h.table.content.block_hash(upto // B - 1, B)
                 if h == guards[pi].after or h in table:
                     return None
-                out.append((pi, sid, upto))
+                out.append((pi, sid, upto, h))
         return out
 
     def end_iteration(self, st: StageState) -> None:

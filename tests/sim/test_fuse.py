@@ -228,3 +228,24 @@ def test_no_stretch_stands_for_attempts_that_draw() -> None:
     assert both(quiet)[:21] == [(float(i), 1) for i in range(21)]
     quiet = quiet.replace("prefill (draw uniform(1, 28))", "prefill (12)")
     assert both(quiet)[:3] == [(0, 1), (1, 20), (21, 1)]
+
+
+TWINS = """
+stage gpu step { budget 64; time 1; }
+pool kv { cap 64; block 4; evict lru; queue fifo; admit via gpu; }
+session d1 { arrive at (0); hold kv (4) content ("conv" : 16) { run gpu prefill (4); run gpu decode (12); } }
+session d2 { arrive at (0); hold kv (4) content ("conv" : 16) { run gpu prefill (4); run gpu decode (12); } }
+"""
+
+
+def test_a_stretch_stops_before_two_residents_register_one_hash() -> None:
+    # d1 and d2 hold the same content ("conv", 16 units), prefill 4 at 0 (d2's hit is 0:
+    # capped at ⌊(4 − 1)/4⌋ blocks; its conv block 0 is a second copy) and decode 12 in
+    # step: each of steps 4, 8, 12 completes conv block 1, 2, 3 for both, d2's a second
+    # copy again. A stretch registers a hash once at most: 1..3, then 4 (registering both
+    # in its own planning) ..7, 8..11, and 12 alone (the last step). No hold waits, and
+    # 16 blocks are plenty: nothing is evicted.
+    assert both(TWINS) == [(0, 1), (1, 3), (4, 4), (8, 4), (12, 1)]
+    _, (sim, events) = stretches(TWINS, lean=False)
+    assert sim.summary().duplicates == 4
+    assert evicted(events) == []
