@@ -613,10 +613,10 @@ class FastEngine(Engine):
         self, st: StageState, d: int, guards: dict[int, fuse.Guard]
     ) -> list[tuple[int, int, int, int]] | None:
         """The piece blocks that steady step d completes, in resident order, as (pool, sid,
-        computed after it, the block's hash); None when one of them may not be registered inside a stretch:
-        its hash is the next one a waiting head's lookup would take (its hit would grow),
-        or the pool had it registered already (a copy the stretch may evict: whether the
-        new one counts as a duplicate would depend on the order)."""
+        computed after it, the block's hash); None when one of them may not be registered
+        inside a stretch: its hash is the next one a waiting head's lookup would take (its
+        hit would grow), or the pool had it registered already (a copy the stretch may
+        evict: whether the new one counts as a duplicate would depend on the order)."""
         lz = self.lz(st)
         s = self.s
         out: list[tuple[int, int, int, int]] = []
