@@ -340,6 +340,8 @@ def _touched_holds(s: State, w: Watch, steady: Steady | None) -> Violation | Non
             ):
                 return hold_violation(pools[h.pool], sess, h, size, computed, lazy)
             code = (PREEMPTED if h.preempted else QUEUED) if queued else 0
+        elif h.table.blocks:  # a hold that left holds no blocks (the ledgers' check trusts it)
+            return _left_holding(pools[h.pool], h)
         old = seen.get(h.key, 0)
         if code == old:
             continue
@@ -355,6 +357,13 @@ def _touched_holds(s: State, w: Watch, steady: Steady | None) -> Violation | Non
         if not _in_its_part(pools[h.pool].queue, h, w.front[h.pool]):
             return _queue(pools[h.pool])
     return None
+
+
+def _left_holding(p: PoolState, h: Hold) -> Violation:
+    bs = h.table.blocks
+    return Violation(
+        "count", f"{p.label}: hold {h.key} left its session holding {len(bs)} blocks", p.label
+    )
 
 
 def _in_its_part(q: list[Hold], h: Hold, front: int) -> bool:

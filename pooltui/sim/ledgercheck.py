@@ -15,6 +15,7 @@ holds' tables and writes only the shadows and the touched sets; it never emits.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Protocol
 
 from pooltui.sim.ledger import NONE, Ledger, Table
 from pooltui.sim.snapshot import Violation
@@ -116,15 +117,34 @@ def check(ledger: Ledger, holds: Iterable[Table]) -> str | None:
     return None
 
 
+class Tables(Protocol):
+    """A pool's tables by hold id (a dict, or `LiveTables`): the holds' own tables."""
+
+    def get(self, hid: int, /) -> Table | None: ...
+
+
 class Shadow:
     """A pool's figures as the last check saw them, kept up to date from what changed:
     per block ids ever used, its count × 2 + 1 if registered; the blocks with a count,
     the registered blocks at count 0, the registered blocks, the sum of the counts; each
-    entry's length and their sum."""
+    entry's length and their sum; each table holding blocks, its length (by hold id) and
+    their sum."""
 
-    __slots__ = ("allocated", "cached", "elen", "esum", "ledger", "refs", "registered", "seen")
+    __slots__ = (
+        "allocated",
+        "cached",
+        "elen",
+        "esum",
+        "held",
+        "ledger",
+        "refs",
+        "registered",
+        "seen",
+        "tabs",
+        "tlen",
+    )
 
-    def __init__(self, L: Ledger) -> None:
+    def __init__(self, L: Ledger, tables: Iterable[Table] = ()) -> None:
         self.ledger = L  # the ledger it follows (a shadow is never moved to another)
         self.seen = [r * 2 + (h != NONE) for r, h in zip(L.ref, L.bhash, strict=False)]
         self.allocated = sum(1 for r in L.ref if r > 0)
@@ -133,6 +153,20 @@ class Shadow:
         self.refs = sum(L.ref)
         self.elen = {o: len(e.blocks) for o, e in L.entries.items()}
         self.esum = sum(self.elen.values())
+        # The tables' lengths as the ledger's holders give them (a sound ledger: each table
+        # holding blocks is named once by each of its blocks), so a shadow needs no tables.
+        tlen: dict[int, int] = {}
+        for hid in L.owner:
+            if hid != NONE:
+                tlen[hid] = tlen.get(hid, 0) + 1
+        for more in L.sharers.values():
+            for hid in more:
+                tlen[hid] = tlen.get(hid, 0) + 1
+        self.tlen = tlen
+        self.held = sum(tlen.values())
+        # Hold id -> its table, for the tables holding blocks (`LiveTables` finds a holder
+        # here): those given, then each noted as changed with blocks.
+        self.tabs = {t.hid: t for t in tables if t.blocks}
 
     def note(self, b: int, code: int) -> None:
         """Block b is now `code` (count × 2 + registered): the totals follow."""
@@ -149,11 +183,24 @@ class Shadow:
                 self.cached += sign
         self.seen[b] = code
 
+    def note_table(self, t: Table) -> None:
+        """Table t now holds its blocks (none: it left): its length and the sum follow."""
+        hid, n = t.hid, len(t.blocks)
+        old = self.tlen.get(hid, 0)
+        self.held += n - old
+        if n:
+            self.tlen[hid] = n
+            self.tabs[hid] = t
+        elif old or hid in self.tabs:
+            self.tlen.pop(hid, None)
+            self.tabs.pop(hid, None)
 
-def check_touched(L: Ledger, sh: Shadow, tables: dict[int, Table]) -> str | None:
+
+def check_touched(L: Ledger, sh: Shadow, tables: Tables) -> str | None:
     """What `check` says, looking only at what changed since the last call (the ledger's
     touched sets, which it empties) and at figures kept in `sh`. `tables`: every table in
-    this pool, by hold id. The same messages as `check` where it can tell the same."""
+    this pool, by hold id (asked only for the ids the changes name). The same messages as
+    `check` where it can tell the same."""
     n = len(L.ref)
     try:
         if not (len(L.bhash) == len(L.bcontent) == len(L.bidx) == len(L.bentry) == n):
@@ -167,7 +214,7 @@ def check_touched(L: Ledger, sh: Shadow, tables: dict[int, Table]) -> str | None
         L.untouched()
 
 
-def _touched(L: Ledger, sh: Shadow, tables: dict[int, Table], n: int) -> str | None:
+def _touched(L: Ledger, sh: Shadow, tables: Tables, n: int) -> str | None:
     # Tables first (as `check`): their lengths, the blocks they gained, the registrations.
     for hid, t in L.tt.items():
         if len(t.blocks) != L.nb(t.size):
@@ -186,6 +233,7 @@ def _touched(L: Ledger, sh: Shadow, tables: dict[int, Table], n: int) -> str | N
                 return f"hold {hid}: block {j} (#{b}) is block {L.bidx[b]} of its content"
             if L.owner[b] != hid and hid not in L.sharers.get(b, {}):
                 return f"hold {hid}: block {j} (#{b}) does not count it as a holder"
+        sh.note_table(t)
     # Blocks: what they hold, who holds them, where they are; the totals follow.
     for b in L.tb:
         ref, h = L.ref[b], L.bhash[b]
@@ -235,10 +283,10 @@ def _touched(L: Ledger, sh: Shadow, tables: dict[int, Table], n: int) -> str | N
             return "an empty copy list in the hash table"
         if any(L.bhash[b] != h for b in copies) or len(set(copies)) != len(copies):
             return f"hash table lists block {copies} under a hash one is not registered with"
-    return _totals(L, sh, tables, n)
+    return _totals(L, sh, n)
 
 
-def _totals(L: Ledger, sh: Shadow, tables: dict[int, Table], n: int) -> str | None:
+def _totals(L: Ledger, sh: Shadow, n: int) -> str | None:
     if sh.allocated != L.allocated:
         return f"allocated is {L.allocated} blocks but {sh.allocated} have a count"
     if sh.cached != L.cached:
@@ -247,9 +295,8 @@ def _totals(L: Ledger, sh: Shadow, tables: dict[int, Table], n: int) -> str | No
         return f"entries hold {sh.esum} blocks but {sh.cached} are cached"
     if sh.registered - len(L.table) != L.dups:
         return f"dups is {L.dups} but the hash table has {sh.registered - len(L.table)}"
-    held = sum(len(t.blocks) for t in tables.values())
-    if held != sh.refs:
-        return f"block counts add up to {sh.refs}, but the tables hold {held} blocks"
+    if sh.held != sh.refs:
+        return f"block counts add up to {sh.refs}, but the tables hold {sh.held} blocks"
     if len(L.free) + sh.allocated + sh.cached != n:
         return f"{len(L.free)} free + {sh.allocated} allocated + {sh.cached} cached ≠ {n} used ids"
     if L.total >= 0 and sh.allocated + sh.cached > L.total:
@@ -270,7 +317,7 @@ class Shadows:
 
 
 def tables_by_pool(s: State) -> list[dict[int, Table]]:
-    """Every hold's table, by pool member and hold id."""
+    """Every hold's table, by pool member and hold id (the full check's: O(live holds))."""
     out: list[dict[int, Table]] = [{} for _ in s.pools]
     for sess in s.live.values():
         for h in sess.holds:
@@ -278,12 +325,44 @@ def tables_by_pool(s: State) -> list[dict[int, Table]]:
     return out
 
 
+class LiveTables:
+    """Pool `pi`'s tables by hold id, found without walking the live holds: a table the
+    ledger noted as changed is its hold's when its session (its content's sid) is live and
+    holds it in this pool; any other is the one the shadow kept (a hold that leaves with
+    blocks is the accounting check's to catch: invariants._touched_holds)."""
+
+    __slots__ = ("changed", "kept", "live", "pi", "sure")
+
+    def __init__(self, s: State, pi: int, sh: Shadow) -> None:
+        self.live = s.live
+        self.pi = pi
+        self.changed = sh.ledger.tt
+        self.kept = sh.tabs
+        self.sure: set[int] = set()  # changed tables found to be live holds of this pool
+
+    def get(self, hid: int, /) -> Table | None:
+        t = self.changed.get(hid)
+        if t is None:
+            return self.kept.get(hid)
+        if hid in self.sure:
+            return t
+        sess = self.live.get(t.content.sid)
+        if sess is not None:
+            for h in sess.holds:
+                if h.table is t:
+                    if h.pool != self.pi or h.key != hid:
+                        return None
+                    self.sure.add(hid)
+                    return t
+        return None
+
+
 def check_state(s: State, watch: Shadows | None = None) -> tuple[int, str] | None:
     """The first pool whose ledger breaks §4, with the message, or None. Without
     `watch`, the full check of every pool (writes nothing); with it, what changed since
     its last call (the first call, and any after a broken one, checks all in full)."""
-    tables = tables_by_pool(s)
     if watch is None:
+        tables = tables_by_pool(s)
         for pi, p in enumerate(s.pools):
             broken = check(p.ledger, tables[pi].values())
             if broken is not None:
@@ -292,16 +371,19 @@ def check_state(s: State, watch: Shadows | None = None) -> tuple[int, str] | Non
     shadows = watch.shadows
     while len(shadows) < len(s.pools):
         shadows.append(None)
+    full: list[dict[int, Table]] | None = None  # walked only for a full check
     for pi, p in enumerate(s.pools):
         L = p.ledger
         L.track = True
         sh = shadows[pi]
         if sh is None or sh.ledger is not L:
-            broken = check(L, tables[pi].values())
+            if full is None:
+                full = tables_by_pool(s)
+            broken = check(L, full[pi].values())
             L.untouched()
-            shadows[pi] = Shadow(L) if broken is None else None
+            shadows[pi] = Shadow(L, full[pi].values()) if broken is None else None
         else:
-            broken = check_touched(L, sh, tables[pi])
+            broken = check_touched(L, sh, LiveTables(s, pi, sh))
             if broken is not None:
                 shadows[pi] = None
         if broken is not None:
