@@ -127,13 +127,14 @@ class Shadow:
     """A pool's figures as the last check saw them, kept up to date from what changed:
     per block ids ever used, its count × 2 + 1 if registered; the blocks with a count,
     the registered blocks at count 0, the registered blocks, the sum of the counts; each
-    entry's length and their sum; each table holding blocks, its length (by hold id) and
-    their sum."""
+    entry's length, blocks and the lengths' sum; each table holding blocks, its length
+    (by hold id) and their sum."""
 
     __slots__ = (
         "allocated",
         "cached",
         "elen",
+        "esets",
         "esum",
         "held",
         "ledger",
@@ -153,6 +154,7 @@ class Shadow:
         self.refs = sum(L.ref)
         self.elen = {o: len(e.blocks) for o, e in L.entries.items()}
         self.esum = sum(self.elen.values())
+        self.esets = {o: set(e.blocks) for o, e in L.entries.items()}  # each entry's blocks
         # The tables' lengths as the ledger's holders give them (a sound ledger: each table
         # holding blocks is named once by each of its blocks), so a shadow needs no tables.
         tlen: dict[int, int] = {}
@@ -215,75 +217,170 @@ def check_touched(L: Ledger, sh: Shadow, tables: Tables) -> str | None:
 
 
 def _touched(L: Ledger, sh: Shadow, tables: Tables, n: int) -> str | None:
-    # Tables first (as `check`): their lengths, the blocks they gained, the registrations.
-    for hid, t in L.tt.items():
-        if len(t.blocks) != L.nb(t.size):
-            return f"hold {hid}: {t.size} units in {len(t.blocks)} blocks, not {L.nb(t.size)}"
-        if t.blocks and tables.get(hid) is not t:
-            return f"hold {hid}: holds {len(t.blocks)} blocks but is no hold of this pool"
-        if t.nreg > len(t.blocks):
-            return f"hold {hid}: {t.nreg} blocks registered of {len(t.blocks)}"
-        for j in range(L.tlo[hid], min(L.thi[hid], len(t.blocks))):
-            b = t.blocks[j]
-            if not 0 <= b < n:
-                return f"hold {hid}: block {b} was never allocated"
-            if j < t.nreg and L.bhash[b] != t.content.block_hash(j, L.block):
-                return f"hold {hid}: block {j} (#{b}) is not registered with its content"
-            if L.bidx[b] != j:  # a block sits at its own index in every table holding it
-                return f"hold {hid}: block {j} (#{b}) is block {L.bidx[b]} of its content"
-            if L.owner[b] != hid and hid not in L.sharers.get(b, {}):
-                return f"hold {hid}: block {j} (#{b}) does not count it as a holder"
-        sh.note_table(t)
+    # This runs after every event: locals, and the shadow's figures kept inline.
+    if L.tt:
+        broken = _tables(L, sh, tables, n)
+        if broken is not None:
+            return broken
     # Blocks: what they hold, who holds them, where they are; the totals follow.
-    for b in L.tb:
-        ref, h = L.ref[b], L.bhash[b]
-        if h != NONE:
-            content = L.bcontent[b]
-            if content is None or content.block_hash(L.bidx[b], L.block) != h:
-                return f"block {b}: registered hash differs from its content's"
-            if b not in L.table.get(h, ()):
-                return f"block {b}: registered but not in the hash table"
-        more = L.sharers.get(b)
-        if ref <= 0:
-            if ref < 0 or L.owner[b] != NONE or more:
-                return f"block {b}: count {ref}, but holders {[L.owner[b], *(more or ())]}"
-        else:
-            holders = [L.owner[b], *(more or ())]
-            j = L.bidx[b]
-            for hid in holders:
-                holder = tables.get(hid)
-                if holder is None or j >= len(holder.blocks) or holder.blocks[j] != b:
-                    return f"block {b}: count {ref} names hold {hid}, which does not hold it"
-            if ref != len(holders):
-                return f"block {b}: count {ref}, but {len(holders)} tables hold it"
-        o = L.bentry[b]
-        if ref == 0 and h != NONE:
-            if o not in L.entries:
-                return f"entry {o} of cached block {b} does not exist"
-        elif o != NONE:
-            return f"entry {o} lists block {b}, which is not cached"
-        sh.note(b, ref * 2 + (h != NONE))
-    for order in L.te:
-        e = L.entries.get(order)
-        sh.esum -= sh.elen.pop(order, 0)
-        if e is None:
-            continue
-        if e.order != order or not e.blocks:
-            return f"entry {order}: misfiled or empty"
-        for b in e.blocks:
-            if L.bentry[b] != order or L.ref[b] != 0 or L.bhash[b] == NONE:
-                return f"entry {order}: block {b} is not a cached block of it"
-        sh.elen[order] = len(e.blocks)
-        sh.esum += len(e.blocks)
+    if L.tb:
+        broken = _blocks(L, sh, tables)
+        if broken is not None:
+            return broken
+    if L.te:
+        broken = _entries(L, sh)
+        if broken is not None:
+            return broken
+    table, bhash = L.table, L.bhash
     for h in L.th:
-        copies = L.table.get(h)
-        if copies is None:
+        copies = table.get(h)
+        if copies is None or (len(copies) == 1 and bhash[copies[0]] == h):
             continue
         if not copies:
             return "an empty copy list in the hash table"
-        if any(L.bhash[b] != h for b in copies) or len(set(copies)) != len(copies):
+        if any(bhash[b] != h for b in copies) or len(set(copies)) != len(copies):
             return f"hash table lists block {copies} under a hash one is not registered with"
     return _totals(L, sh, n)
+
+
+def _tables(L: Ledger, sh: Shadow, tables: Tables, n: int) -> str | None:
+    """The touched tables (as `check`, first): their lengths, the blocks they gained, the
+    registrations; each one's length and their sum follow (`Shadow.note_table`)."""
+    bhash, bidx, owner, sharers = L.bhash, L.bidx, L.owner, L.sharers
+    block, tabs, tlen, tlo, thi = L.block, sh.tabs, sh.tlen, L.tlo, L.thi
+    held = 0  # the change to the tables' sum
+    try:
+        for hid, t in L.tt.items():
+            blocks = t.blocks
+            nt = len(blocks)
+            if nt != -(-t.size // block):
+                return f"hold {hid}: {t.size} units in {nt} blocks, not {L.nb(t.size)}"
+            kept = tabs.get(hid)
+            if kept is not t and nt and tables.get(hid) is not t:
+                # (one kept is its hold's: checked when it came to hold blocks, and a hold
+                # that leaves holding blocks is the accounting check's to catch)
+                return f"hold {hid}: holds {nt} blocks but is no hold of this pool"
+            nreg = t.nreg
+            if nreg > nt:
+                return f"hold {hid}: {nreg} blocks registered of {nt}"
+            hi = thi[hid]
+            for j in range(tlo[hid], hi if hi < nt else nt):
+                b = blocks[j]
+                if not 0 <= b < n:
+                    return f"hold {hid}: block {b} was never allocated"
+                if j < nreg and bhash[b] != t.content.block_hash(j, block):
+                    return f"hold {hid}: block {j} (#{b}) is not registered with its content"
+                if bidx[b] != j:  # a block sits at its own index in every table holding it
+                    return f"hold {hid}: block {j} (#{b}) is block {bidx[b]} of its content"
+                if owner[b] != hid and hid not in sharers.get(b, ()):
+                    return f"hold {hid}: block {j} (#{b}) does not count it as a holder"
+            old = tlen.get(hid, 0)
+            if nt != old:
+                held += nt - old
+                if nt:
+                    tlen[hid] = nt
+                else:
+                    del tlen[hid]
+            if nt:
+                if kept is not t:
+                    tabs[hid] = t
+            elif kept is not None:
+                del tabs[hid]
+        return None
+    finally:
+        sh.held += held
+
+
+def _blocks(L: Ledger, sh: Shadow, tables: Tables) -> str | None:
+    """The touched blocks; the shadow's per-block codes and totals follow (`Shadow.note`)."""
+    ref, bhash, bidx, owner, sharers = L.ref, L.bhash, L.bidx, L.owner, L.sharers
+    bcontent, bentry, entries, table = L.bcontent, L.bentry, L.entries, L.table
+    block, tabs, seen = L.block, sh.tabs, sh.seen
+    refs = registered = allocated = cached = 0  # changes to the shadow's totals
+    try:
+        for b in L.tb:
+            r, h = ref[b], bhash[b]
+            if h != NONE:
+                content = bcontent[b]
+                if content is None or content.block_hash(bidx[b], block) != h:
+                    return f"block {b}: registered hash differs from its content's"
+                if b not in table.get(h, ()):
+                    return f"block {b}: registered but not in the hash table"
+            more = sharers.get(b)
+            if r <= 0:
+                if r < 0 or owner[b] != NONE or more:
+                    return f"block {b}: count {r}, but holders {[owner[b], *(more or ())]}"
+            else:
+                # A table that holds blocks is kept by hold id (checked a hold of this
+                # pool when it came to hold them); any other is asked for.
+                j = bidx[b]
+                hid = owner[b]
+                holder = tabs.get(hid) or tables.get(hid)
+                if holder is None or j >= len(holder.blocks) or holder.blocks[j] != b:
+                    return f"block {b}: count {r} names hold {hid}, which does not hold it"
+                k = 1
+                if more:
+                    for hid in more:
+                        holder = tabs.get(hid) or tables.get(hid)
+                        if holder is None or j >= len(holder.blocks) or holder.blocks[j] != b:
+                            return f"block {b}: count {r} names hold {hid}, which does not hold it"
+                    k += len(more)
+                if r != k:
+                    return f"block {b}: count {r}, but {k} tables hold it"
+            o = bentry[b]
+            if r == 0 and h != NONE:
+                if o not in entries:
+                    return f"entry {o} of cached block {b} does not exist"
+            elif o != NONE:
+                return f"entry {o} lists block {b}, which is not cached"
+            code = r * 2 + (h != NONE)
+            old = seen[b]
+            if old != code:
+                seen[b] = code
+                refs += r - (old >> 1)
+                registered += (code & 1) - (old & 1)
+                if old > 1:
+                    allocated -= 1
+                elif old:
+                    cached -= 1
+                if r:
+                    allocated += 1
+                elif code:
+                    cached += 1
+        return None
+    finally:
+        sh.refs += refs
+        sh.registered += registered
+        sh.allocated += allocated
+        sh.cached += cached
+
+
+def _entries(L: Ledger, sh: Shadow) -> str | None:
+    """The touched entries: the blocks each lists that are new to it or changed since (the
+    others were cached blocks of it at the last check, and unchanged still are); their
+    lengths and block sets follow."""
+    ref, bhash, bentry, entries = L.ref, L.bhash, L.bentry, L.entries
+    elen, esets, tb = sh.elen, sh.esets, L.tb
+    for order in L.te:
+        e = entries.get(order)
+        sh.esum -= elen.pop(order, 0)
+        before = esets.pop(order, None)
+        if e is None:
+            continue
+        blocks = e.blocks
+        if e.order != order or not blocks:
+            return f"entry {order}: misfiled or empty"
+        now = set(blocks)
+        look = now if before is None else (now - before) | (now & tb)
+        for b in look:
+            if bentry[b] != order or ref[b] != 0 or bhash[b] == NONE:
+                for b in blocks:  # the first, in the full check's words
+                    if bentry[b] != order or ref[b] != 0 or bhash[b] == NONE:
+                        return f"entry {order}: block {b} is not a cached block of it"
+        esets[order] = now
+        elen[order] = len(blocks)
+        sh.esum += len(blocks)
+    return None
 
 
 def _totals(L: Ledger, sh: Shadow, n: int) -> str | None:
@@ -310,10 +407,11 @@ class Shadows:
     """The shadows of one engine's pools (not simulation state: an engine's `Watch` holds
     them, and a new engine builds them again, from one full check)."""
 
-    __slots__ = ("shadows",)
+    __slots__ = ("lookups", "shadows")
 
     def __init__(self) -> None:
         self.shadows: list[Shadow | None] = []
+        self.lookups: list[LiveTables | None] = []  # each shadow's pool's tables
 
 
 def tables_by_pool(s: State) -> list[dict[int, Table]]:
@@ -331,29 +429,23 @@ class LiveTables:
     holds it in this pool; any other is the one the shadow kept (a hold that leaves with
     blocks is the accounting check's to catch: invariants._touched_holds)."""
 
-    __slots__ = ("changed", "kept", "live", "pi", "sure")
+    __slots__ = ("changed", "kept", "live", "pi")
 
     def __init__(self, s: State, pi: int, sh: Shadow) -> None:
         self.live = s.live
         self.pi = pi
         self.changed = sh.ledger.tt
         self.kept = sh.tabs
-        self.sure: set[int] = set()  # changed tables found to be live holds of this pool
 
     def get(self, hid: int, /) -> Table | None:
         t = self.changed.get(hid)
         if t is None:
             return self.kept.get(hid)
-        if hid in self.sure:
-            return t
         sess = self.live.get(t.content.sid)
         if sess is not None:
             for h in sess.holds:
                 if h.table is t:
-                    if h.pool != self.pi or h.key != hid:
-                        return None
-                    self.sure.add(hid)
-                    return t
+                    return t if h.pool == self.pi and h.key == hid else None
         return None
 
 
@@ -368,9 +460,10 @@ def check_state(s: State, watch: Shadows | None = None) -> tuple[int, str] | Non
             if broken is not None:
                 return pi, broken
         return None
-    shadows = watch.shadows
+    shadows, lookups = watch.shadows, watch.lookups
     while len(shadows) < len(s.pools):
         shadows.append(None)
+        lookups.append(None)
     full: list[dict[int, Table]] | None = None  # walked only for a full check
     for pi, p in enumerate(s.pools):
         L = p.ledger
@@ -381,9 +474,13 @@ def check_state(s: State, watch: Shadows | None = None) -> tuple[int, str] | Non
                 full = tables_by_pool(s)
             broken = check(L, full[pi].values())
             L.untouched()
-            shadows[pi] = Shadow(L, full[pi].values()) if broken is None else None
+            sh = shadows[pi] = Shadow(L, full[pi].values()) if broken is None else None
+            lookups[pi] = None if sh is None else LiveTables(s, pi, sh)
         else:
-            broken = check_touched(L, sh, LiveTables(s, pi, sh))
+            lt = lookups[pi]
+            if lt is None or lt.live is not s.live:  # (a shadow follows one state's pool)
+                lt = lookups[pi] = LiveTables(s, pi, sh)
+            broken = check_touched(L, sh, lt)
             if broken is not None:
                 shadows[pi] = None
         if broken is not None:
