@@ -202,45 +202,42 @@ def check_touched(L: Ledger, sh: Shadow, tables: Tables) -> str | None:
     """What `check` says, looking only at what changed since the last call (the ledger's
     touched sets, which it empties) and at figures kept in `sh`. `tables`: every table in
     this pool, by hold id (asked only for the ids the changes name). The same messages as
-    `check` where it can tell the same."""
+    `check` where it can tell the same. (This runs after every event: each part is a loop
+    over what changed, with locals, the shadow's figures kept inline.)"""
     n = len(L.ref)
     try:
         if not (len(L.bhash) == len(L.bcontent) == len(L.bidx) == len(L.bentry) == n):
             return "per-block arrays differ in length"
         if len(L.owner) != n:
             return "per-block arrays differ in length"
-        if len(sh.seen) < n:  # ids used for the first time since: they were free
-            sh.seen.extend([0] * (n - len(sh.seen)))
-        return _touched(L, sh, tables, n)
+        seen = sh.seen
+        if len(seen) < n:  # ids used for the first time since: they were free
+            seen.extend([0] * (n - len(seen)))
+        if L.tt:
+            broken = _tables(L, sh, tables, n)
+            if broken is not None:
+                return broken
+        # Blocks: what they hold, who holds them, where they are; the totals follow.
+        if L.tb:
+            broken = _blocks(L, sh, tables)
+            if broken is not None:
+                return broken
+        if L.te:
+            broken = _entries(L, sh)
+            if broken is not None:
+                return broken
+        table, bhash = L.table, L.bhash
+        for h in L.th:
+            copies = table.get(h)
+            if copies is None or (len(copies) == 1 and bhash[copies[0]] == h):
+                continue
+            if not copies:
+                return "an empty copy list in the hash table"
+            if any(bhash[b] != h for b in copies) or len(set(copies)) != len(copies):
+                return f"hash table lists block {copies} under a hash one is not registered with"
+        return _totals(L, sh, n)
     finally:
         L.untouched()
-
-
-def _touched(L: Ledger, sh: Shadow, tables: Tables, n: int) -> str | None:
-    # This runs after every event: locals, and the shadow's figures kept inline.
-    if L.tt:
-        broken = _tables(L, sh, tables, n)
-        if broken is not None:
-            return broken
-    # Blocks: what they hold, who holds them, where they are; the totals follow.
-    if L.tb:
-        broken = _blocks(L, sh, tables)
-        if broken is not None:
-            return broken
-    if L.te:
-        broken = _entries(L, sh)
-        if broken is not None:
-            return broken
-    table, bhash = L.table, L.bhash
-    for h in L.th:
-        copies = table.get(h)
-        if copies is None or (len(copies) == 1 and bhash[copies[0]] == h):
-            continue
-        if not copies:
-            return "an empty copy list in the hash table"
-        if any(bhash[b] != h for b in copies) or len(set(copies)) != len(copies):
-            return f"hash table lists block {copies} under a hash one is not registered with"
-    return _totals(L, sh, n)
 
 
 def _tables(L: Ledger, sh: Shadow, tables: Tables, n: int) -> str | None:
@@ -263,8 +260,10 @@ def _tables(L: Ledger, sh: Shadow, tables: Tables, n: int) -> str | None:
             nreg = t.nreg
             if nreg > nt:
                 return f"hold {hid}: {nreg} blocks registered of {nt}"
-            hi = thi[hid]
-            for j in range(tlo[hid], hi if hi < nt else nt):
+            lo, hi = tlo[hid], thi[hid]
+            if hi > nt:
+                hi = nt
+            for j in range(lo, hi) if lo < hi else ():
                 b = blocks[j]
                 if not 0 <= b < n:
                     return f"hold {hid}: block {b} was never allocated"
@@ -384,6 +383,16 @@ def _entries(L: Ledger, sh: Shadow) -> str | None:
 
 
 def _totals(L: Ledger, sh: Shadow, n: int) -> str | None:
+    allocated, cached, total = sh.allocated, sh.cached, L.total
+    if (  # all at once (every event), then which one in words
+        allocated == L.allocated
+        and cached == L.cached == sh.esum
+        and sh.registered - len(L.table) == L.dups
+        and sh.held == sh.refs
+        and len(L.free) + allocated + cached == n
+        and (total < 0 or (allocated + cached <= total and L.fresh + n == total >= n))
+    ):
+        return None
     if sh.allocated != L.allocated:
         return f"allocated is {L.allocated} blocks but {sh.allocated} have a count"
     if sh.cached != L.cached:
@@ -407,11 +416,14 @@ class Shadows:
     """The shadows of one engine's pools (not simulation state: an engine's `Watch` holds
     them, and a new engine builds them again, from one full check)."""
 
-    __slots__ = ("lookups", "shadows")
+    __slots__ = ("lookups", "ready", "shadows")
 
     def __init__(self) -> None:
         self.shadows: list[Shadow | None] = []
         self.lookups: list[LiveTables | None] = []  # each shadow's pool's tables
+        # Each pool's (ledger, shadow, tables) while every pool has a shadow: the check
+        # after each event then only makes sure the ledgers are still the same.
+        self.ready: list[tuple[Ledger, Shadow, LiveTables]] | None = None
 
 
 def tables_by_pool(s: State) -> list[dict[int, Table]]:
@@ -449,6 +461,27 @@ class LiveTables:
         return None
 
 
+def _check_ready(
+    s: State, watch: Shadows, ready: list[tuple[Ledger, Shadow, LiveTables]]
+) -> tuple[bool, tuple[int, str] | None]:
+    """`check_state` when every pool has its shadow: (done, what it found); not done when
+    a pool's ledger is another (a restored state's): the caller sees to it."""
+    pools, live = s.pools, s.live
+    if len(ready) != len(pools):
+        return False, None
+    for pi in range(len(ready)):
+        L, sh, lt = ready[pi]
+        if pools[pi].ledger is not L or lt.live is not live:
+            return False, None
+        L.track = True
+        broken = check_touched(L, sh, lt)
+        if broken is not None:
+            watch.shadows[pi] = None
+            watch.ready = None
+            return True, (pi, broken)
+    return True, None
+
+
 def check_state(s: State, watch: Shadows | None = None) -> tuple[int, str] | None:
     """The first pool whose ledger breaks §4, with the message, or None. Without
     `watch`, the full check of every pool (writes nothing); with it, what changed since
@@ -460,6 +493,11 @@ def check_state(s: State, watch: Shadows | None = None) -> tuple[int, str] | Non
             if broken is not None:
                 return pi, broken
         return None
+    if watch.ready is not None:
+        done, found = _check_ready(s, watch, watch.ready)
+        if done:
+            return found
+        watch.ready = None
     shadows, lookups = watch.shadows, watch.lookups
     while len(shadows) < len(s.pools):
         shadows.append(None)
@@ -485,6 +523,11 @@ def check_state(s: State, watch: Shadows | None = None) -> tuple[int, str] | Non
                 shadows[pi] = None
         if broken is not None:
             return pi, broken
+    watch.ready = [
+        (p.ledger, sh, lt)
+        for p, sh, lt in zip(s.pools, shadows, lookups, strict=False)
+        if sh is not None and lt is not None
+    ]
     return None
 
 
