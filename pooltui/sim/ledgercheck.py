@@ -252,6 +252,9 @@ def _tables(L: Ledger, sh: Shadow, tables: Tables, n: int) -> str | None:
             nt = len(blocks)
             if nt != -(-t.size // block):
                 return f"hold {hid}: {t.size} units in {nt} blocks, not {L.nb(t.size)}"
+            lo, hi = tlo[hid], thi[hid]
+            if lo == hi and nt and tlen.get(hid) == nt:
+                continue  # only its size changed (its blocks, registrations, holders did not)
             kept = tabs.get(hid)
             if kept is not t and nt and tables.get(hid) is not t:
                 # (one kept is its hold's: checked when it came to hold blocks, and a hold
@@ -260,7 +263,6 @@ def _tables(L: Ledger, sh: Shadow, tables: Tables, n: int) -> str | None:
             nreg = t.nreg
             if nreg > nt:
                 return f"hold {hid}: {nreg} blocks registered of {nt}"
-            lo, hi = tlo[hid], thi[hid]
             if hi > nt:
                 hi = nt
             for j in range(lo, hi) if lo < hi else ():
