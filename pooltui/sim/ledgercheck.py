@@ -307,11 +307,11 @@ def _blocks(L: Ledger, sh: Shadow, tables: Tables) -> str | None:
                     return f"block {b}: registered hash differs from its content's"
                 if b not in table.get(h, ()):
                     return f"block {b}: registered but not in the hash table"
-            more = sharers.get(b)
-            if r <= 0:
-                if r < 0 or owner[b] != NONE or more:
-                    return f"block {b}: count {r}, but holders {[owner[b], *(more or ())]}"
+                code = r * 2 + 1
             else:
+                code = r * 2
+            o = bentry[b]
+            if r > 0:
                 # A table that holds blocks is kept by hold id (checked a hold of this
                 # pool when it came to hold them); any other is asked for.
                 j = bidx[b]
@@ -319,22 +319,27 @@ def _blocks(L: Ledger, sh: Shadow, tables: Tables) -> str | None:
                 holder = tabs.get(hid) or tables.get(hid)
                 if holder is None or j >= len(holder.blocks) or holder.blocks[j] != b:
                     return f"block {b}: count {r} names hold {hid}, which does not hold it"
-                k = 1
-                if more:
+                if b in sharers:
+                    more = sharers[b]
                     for hid in more:
                         holder = tabs.get(hid) or tables.get(hid)
                         if holder is None or j >= len(holder.blocks) or holder.blocks[j] != b:
                             return f"block {b}: count {r} names hold {hid}, which does not hold it"
-                    k += len(more)
-                if r != k:
-                    return f"block {b}: count {r}, but {k} tables hold it"
-            o = bentry[b]
-            if r == 0 and h != NONE:
-                if o not in entries:
-                    return f"entry {o} of cached block {b} does not exist"
-            elif o != NONE:
-                return f"entry {o} lists block {b}, which is not cached"
-            code = r * 2 + (h != NONE)
+                    if r != 1 + len(more):
+                        return f"block {b}: count {r}, but {1 + len(more)} tables hold it"
+                elif r != 1:
+                    return f"block {b}: count {r}, but 1 tables hold it"
+                if o != NONE:
+                    return f"entry {o} lists block {b}, which is not cached"
+            else:
+                if r < 0 or owner[b] != NONE or b in sharers:
+                    others = list(sharers.get(b, ()))
+                    return f"block {b}: count {r}, but holders {[owner[b], *others]}"
+                if h != NONE:
+                    if o not in entries:
+                        return f"entry {o} of cached block {b} does not exist"
+                elif o != NONE:
+                    return f"entry {o} lists block {b}, which is not cached"
             old = seen[b]
             if old != code:
                 seen[b] = code
