@@ -3,13 +3,16 @@ after every event at the cost of what the event changed.
 
 Owns `check` (the oracle: every block, entry, hash and table, O(ids ever used)), `Shadow`
 (one pool's figures as the last check left them: each block's count and whether it was
-registered, the totals they make, each entry's length), `check_touched` (the blocks,
-entries, hashes and tables the ledger noted as changed since, `Ledger.tb` / `te` / `th` /
-`tt`, checked and the shadow brought up to date; then forgotten) and `Shadows` with
-`check_state`, which the invariant check calls once per event for all pools (the engine's
-`Watch` carries the shadows). The two must agree (tests/sim/test_ledger.py,
-tests/sim/test_ledger_check.py, tests/sim/test_watch.py). It reads the ledgers and the
-holds' tables and writes only the shadows and the touched sets; it never emits.
+registered, the totals they make, each entry's length and blocks, each table holding
+blocks by hold id and its length), `check_touched` (the blocks, entries, hashes and tables
+the ledger noted as changed since, `Ledger.tb` / `te` / `th` / `tt`, checked and the
+shadow brought up to date; then forgotten), `LiveTables` (a pool's tables by hold id
+without a walk of the live holds) and `Shadows` with `check_state`, which the invariant
+check calls once per event for all pools (the engine's `Watch` carries the shadows): an
+event costs what it changed, the live holds are walked only by a full check. The two must
+agree (tests/sim/test_ledger.py, tests/sim/test_ledger_check.py, tests/sim/test_watch.py,
+tests/sim/test_ledger_kept.py). It reads the ledgers and the holds' tables and writes
+only the shadows and the touched sets; it never emits.
 """
 
 from __future__ import annotations
@@ -185,18 +188,6 @@ class Shadow:
                 self.cached += sign
         self.seen[b] = code
 
-    def note_table(self, t: Table) -> None:
-        """Table t now holds its blocks (none: it left): its length and the sum follow."""
-        hid, n = t.hid, len(t.blocks)
-        old = self.tlen.get(hid, 0)
-        self.held += n - old
-        if n:
-            self.tlen[hid] = n
-            self.tabs[hid] = t
-        elif old or hid in self.tabs:
-            self.tlen.pop(hid, None)
-            self.tabs.pop(hid, None)
-
 
 def check_touched(L: Ledger, sh: Shadow, tables: Tables) -> str | None:
     """What `check` says, looking only at what changed since the last call (the ledger's
@@ -242,7 +233,7 @@ def check_touched(L: Ledger, sh: Shadow, tables: Tables) -> str | None:
 
 def _tables(L: Ledger, sh: Shadow, tables: Tables, n: int) -> str | None:
     """The touched tables (as `check`, first): their lengths, the blocks they gained, the
-    registrations; each one's length and their sum follow (`Shadow.note_table`)."""
+    registrations; each one's length and their sum follow."""
     bhash, bidx, owner, sharers = L.bhash, L.bidx, L.owner, L.sharers
     block, tabs, tlen, tlo, thi = L.block, sh.tabs, sh.tlen, L.tlo, L.thi
     held = 0  # the change to the tables' sum
