@@ -257,13 +257,16 @@ def finish_runs(eng: Engine, st: StageState, done: list[Session]) -> None:
     so none can be preempted by another's next statement); then, in resident order,
     each one's `run-done` and whatever its session does next."""
     s = eng.s
-    left: list[tuple[Session, str]] = []
+    left: list[tuple[int, Session, str]] = []
     for sess in done:
         if sess.sid not in s.live or sess.state != S_RESIDENT or sess.run is None:
             continue  # rejected meanwhile
-        left.append((sess, sess.run.kind))
+        left.append((runs.resident_order(eng, sess.sid), sess, sess.run.kind))
         eng.leave_stage(sess)
-    for sess, kind in left:
+    # `done` is in scheduled order, which is not resident order when runs joined in this
+    # iteration's admission (a resumed run keeps its older run hold: it sits earlier).
+    left.sort(key=lambda x: x[0])
+    for _, sess, kind in left:
         if sess.sid not in s.live:
             continue
         stmt = members.current_stmt(eng, sess)
