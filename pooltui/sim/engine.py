@@ -388,6 +388,26 @@ class Engine:
             data,
         )
 
+    def batchable(self, n: int) -> bool:
+        """Whether n events may be emitted after all the changes they describe were made
+        (as one step of the ledger): nothing looks at the state between events (no
+        per-event invariant check) and none of them can end the run (`stop_after`, the
+        livelock guard). The fast mode checks invariants per action."""
+        s = self.s
+        return (
+            not self.invariants
+            and self.stop_after is None
+            and s.n_events + n - 1 - s.progress < self.still_limit
+        )
+
+    def count_unrecorded(self, n: int) -> bool:
+        """Count n events without making them when nothing records events (the caller
+        checked `batchable`); False (nothing counted) when they are recorded."""
+        if self.record:
+            return False
+        self.s.n_events += n
+        return True
+
     def event_done(self) -> None:
         """After each event: the invariants are checked (a mode may check per action)."""
         if self.invariants:
