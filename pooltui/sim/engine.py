@@ -54,11 +54,10 @@ from pooltui.sim import (
 )
 from pooltui.sim.codes import MAX_STILL, Halt, Number, StopReplay
 from pooltui.sim.eventlog import EventLog
-from pooltui.sim.events import Event
+from pooltui.sim.events import Event, Violation
 from pooltui.sim.ledger import CacheEntry, Evicted
 from pooltui.sim.members import Env
 from pooltui.sim.rng import stream_key
-from pooltui.sim.snapshot import Violation
 from pooltui.sim.state import Hold as HoldState
 from pooltui.sim.state import Job, PoolState, Session, StageState, State
 from pooltui.sim.tables import SessionDecl, Tables

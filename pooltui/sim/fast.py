@@ -33,7 +33,7 @@ from typing import Any
 from pooltui.lang.ir import Hold, Span
 from pooltui.sim import blocks, grow, invariants, iterations, runs, watch
 from pooltui.sim.engine import Engine
-from pooltui.sim.snapshot import Violation
+from pooltui.sim.events import Violation
 from pooltui.sim.state import S_RESIDENT, PoolState, Session, StageState
 from pooltui.sim.state import Hold as HoldState
 from pooltui.sim.state import Run as RunState
