@@ -125,10 +125,9 @@ def one_more_block(eng: Engine, p: PoolState, h: HoldState) -> None:
 def register_each(p: PoolState, holds: list[HoldState], uptos: list[int],
                   sessions: list[Session]) -> None:  # fmt: skip
     """`register` for each hold in turn (holds[i] to uptos[i], of sessions[i])."""
-    L = p.ledger
+    p.ledger.register_each([h.table for h in holds], uptos)
     B = p.block
-    for h, upto, sess in zip(holds, uptos, sessions, strict=True):
-        L.register(h.table, upto)
+    for h, sess in zip(holds, sessions, strict=True):
         end = h.table.nreg * B
         if end > h.table.content.total and end > sess.priv_hi.get(h.pool, 0):
             sess.priv_hi[h.pool] = end

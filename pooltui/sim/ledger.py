@@ -369,7 +369,8 @@ class Ledger:
                     copies.remove(b)
                 bhash[b] = NONE
                 bentry[b] = NONE
-                self._dirtied()
+                if len(dirty) > DIRTY_LIMIT:
+                    self._dirtied()
                 self.cached -= 1
                 if track:
                     self.th.add(h)
@@ -383,7 +384,8 @@ class Ledger:
             owner[b] = t.hid
             ref[b] = 1
             t.blocks.append(b)
-            t.size = max(t.size, (j + 1) * block)
+            if t.size < (j + 1) * block:
+                t.size = (j + 1) * block
             if track:
                 self.tb.add(b)
                 self.mark_table(t, j, j + 1)
@@ -401,20 +403,7 @@ class Ledger:
             return 0, 0
         content = t.content
         if last == lo + 1 and last * block > content.total and not self.track:
-            # One block of the private stream (a decode step's, mostly): its hash is one
-            # addition (`Content.prefix_hash`).
-            h = content.panc + last * block - content.total
-            b = t.blocks[lo]
-            self.bhash[b] = h
-            t.nreg = last
-            copies = self.table.get(h)
-            if copies is None:
-                self.table[h] = [b]
-                return 1, 0
-            copies.append(b)
-            self.dups += 1
-            self.dup_registrations += 1
-            return 1, 1
+            return 1, self._register_one(t, content.panc + last * block - content.total)
         n, dup = last - lo, 0
         hs = content.hashes(block, lo, last)
         ids = t.blocks[lo:last]
@@ -439,6 +428,32 @@ class Ledger:
         self.dups += dup
         self.dup_registrations += dup
         return n, dup
+
+    def register_each(self, tables: list[Table], computed: list[int]) -> None:
+        """`register` for each table in turn (tables[i] to computed[i] units)."""
+        block = self.block
+        for t, upto in zip(tables, computed, strict=True):
+            last = min(upto // block, len(t.blocks))
+            content = t.content
+            if last == t.nreg + 1 and last * block > content.total and not self.track:
+                self._register_one(t, content.panc + last * block - content.total)
+            else:
+                self.register(t, upto)
+
+    def _register_one(self, t: Table, h: int) -> int:
+        """Register t's next block, of its private stream (a decode step's, mostly), under
+        its hash h (`Content.prefix_hash`: one addition). Returns 1 if it is a duplicate."""
+        b = t.blocks[t.nreg]
+        self.bhash[b] = h
+        t.nreg += 1
+        copies = self.table.get(h)
+        if copies is None:
+            self.table[h] = [b]
+            return 0
+        copies.append(b)
+        self.dups += 1
+        self.dup_registrations += 1
+        return 1
 
     # ------------------------------------------------------------------ release
     def release(
