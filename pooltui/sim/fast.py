@@ -491,6 +491,9 @@ class FastEngine(Engine):
         s = self.s
         lz = self.lz(st)
         live, pools = s.live, s.pools
+        items = [x for x in items if x[1] in lz.steady]  # not those preempted meanwhile
+        if not items:
+            return -1
         holds: list[HoldState] = []
         for _, sid, _ in items:
             run = live[sid].run

@@ -388,3 +388,38 @@ session c[6] {
 def test_a_steady_resident_preempted_after_its_step_in_a_bulk_plan_agrees() -> None:
     check_same(SERVED_VICTIM, ".")
     check_same(SERVED_VICTIM, ".", invariants=True)
+
+
+# Found by test_random_specs_agree: a steady resident crossing into a block (block 1: every
+# step does) after another resident's step preempted it in the same bulk plan takes none.
+PREEMPTED_BEFORE_ITS_CROSSING = """
+seed 0;
+stage gpu step { time 1; prefill chunked; }
+stage pcie link { rate 1; lanes 1; }
+pool kv { cap 5; block 1; evict lru; preempt lifo; queue fifo; admit via gpu; }
+pool q { cap 1; queue fifo; }
+session c0[2] {
+  arrive every (draw exponential(0.2));
+  prompt = draw uniform(1, 1);
+  out = draw uniform(1, 5);
+  repeat (1) {
+    hold kv (max(prompt, context + 1)) content (serial % 2 : 5, "x" : 3) {
+      run gpu prefill (prompt);
+      run gpu decode (out);
+    }
+    wait (0.5);
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("seed, cap, out", [(0, 5, 5), (1, 7, 6)])
+def test_a_steady_resident_preempted_before_its_crossing_agrees(
+    seed: int, cap: int, out: int
+) -> None:
+    text = (
+        PREEMPTED_BEFORE_ITS_CROSSING.replace("seed 0", f"seed {seed}")
+        .replace("cap 5;", f"cap {cap};")
+        .replace("uniform(1, 5)", f"uniform(1, {out})")
+    )
+    check_same(text, ".")
