@@ -93,14 +93,18 @@ def _value(eng: Engine, expr: Expr, sess: Session, h: HoldState, computed: int) 
     return eng.t.fn(expr)(env)
 
 
-def plan_hold(eng: Engine, p: PoolState, h: HoldState, sess: Session) -> HoldPlan:
+def plan_hold(
+    eng: Engine, p: PoolState, h: HoldState, sess: Session, found: LedgerHit | None = None
+) -> HoldPlan:
     """The hold's plan for an attempt now (content-and-reload.md §2): E, the longest run of
-    its content's leading blocks the pool has registered; its header sees E as computed;
+    its content's leading blocks the pool has registered (or `found`: the fast mode asks
+    what an attempt would make of a shorter one); its header sees E as computed;
     hit = min(E, ⌊max(U, context) − 1⌋ in whole blocks), the header evaluated again with
     the hit if it shrank. Writes nothing (an expression may still draw from the session's
     stream)."""
     stmt = members.hold_stmt(eng, h)
-    found = blocks.longest(p, h.table.content)
+    if found is None:
+        found = blocks.longest(p, h.table.content)
     e_units = found.units
     what = "the hold's units"
     size = eng.units(_value(eng, stmt.units, sess, h, e_units), stmt.span, what)

@@ -49,6 +49,7 @@ MODULES = (
     "pooltui/sim/why.py",
     "pooltui/sim/fast.py",
     "pooltui/sim/steady.py",
+    "pooltui/sim/fuse.py",
     "pooltui/sim/content.py",
     "pooltui/sim/ledgertypes.py",
     "pooltui/sim/ledger.py",

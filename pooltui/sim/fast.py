@@ -7,7 +7,9 @@ the iterations in which it crosses a block boundary touch it (it is kept in a bu
 block phase). Iterations in which every resident gets what it wants are planned in bulk:
 the blocks they need are found (free, by evicting cache, or, under `preempt lifo`, by
 preempting where the per-event plan would); runs of iterations in which nothing but steady
-decoding happens are fused into one action.
+decoding happens are fused into one action: while a hold waits, only as long as the
+stretch's evictions and registrations leave what the queue head's attempt finds as it was
+(`fuse.py` says why that is exact).
 
 The result is the state the per-event mode reaches, block for block, and the same events,
 except that `iteration`, `iteration-end` and `grow` are not recorded (the differential
@@ -30,14 +32,14 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from pooltui.lang.ir import Hold, Span
-from pooltui.sim import blocks, grow, invariants, iterations, runs, watch
+from pooltui.lang.ir import Span
+from pooltui.sim import blocks, fuse, grow, invariants, iterations, runs, watch
 from pooltui.sim.engine import Engine
 from pooltui.sim.events import Violation
 from pooltui.sim.state import S_RESIDENT, PoolState, Session, StageState
 from pooltui.sim.state import Hold as HoldState
 from pooltui.sim.state import Run as RunState
-from pooltui.sim.steady import Lazy, completing, next_piece_step, reads_time, register_steady
+from pooltui.sim.steady import Lazy, completing, pieces_at, register_steady
 
 QUIET = frozenset({"iteration", "iteration-end", "grow"})
 DONE, EXIT = 0, 1  # at one step count a run that finishes is done, not over its reserve
@@ -52,22 +54,15 @@ class FastEngine(Engine):
         # block accounting may take its lean paths, which count events without them.
         self.lean = False
         # Fusing needs every admission attempt to fail the same way while only steady
-        # decoding happens: no checks, fifo queues, headers that do not read time.
-        timeless = all(
-            e is None or not reads_time(e)
-            for body in tables.bodies
-            for stmt in body
-            if isinstance(stmt, Hold)
-            for e in (stmt.units, stmt.need, stmt.reserve)
-        )
-        # A spill started by a fused iteration's eviction would land in the middle of it.
-        spills = any(pd.spill_when is not None for pd in tables.pools)
-        self.fusable = timeless and not tables.checks and not spills
+        # decoding happens (`fuse`): no checks, no spills, no attempt reading the time;
+        # FIFO queues, and no hold heading one whose attempt draws.
+        self.fusable = fuse.fusable(tables)
         self.pool_fifo = [pd.queue_keys is None for pd in tables.pools]
         self.pool_lifo = [pd.ir.preempt == "lifo" for pd in tables.pools]
         # The resident order of the resident a bulk plan is at: steady residents before
         # it have taken their step (`steady_preempted`).
         self.point = -1
+        self.drawing = fuse.drawing(tables)
         self.lazy = [Lazy() for _ in self.s.stages]  # by global stage member
         # Where the run will be cut (`--until`): a fused stretch never runs past it, so
         # the cut finds the state the per-event mode has there.
@@ -140,8 +135,8 @@ class FastEngine(Engine):
         if not (h.size == h.computed == h.context) or run.steps >= run.target:
             return
         # Steady steps register their private blocks lazily (`register_steady`), blocks of
-        # its pieces step by step (`bulk_iteration`): none of its session's private blocks
-        # registered here may be among them.
+        # its pieces step by step (`bulk_iteration`, `pieces_at`): none of its session's
+        # private blocks registered here may be among them.
         if h.computed < sess.priv_hi.get(h.pool, 0):
             return
         limit = p.cap if h.reserve is None else min(p.cap, h.reserve)
@@ -536,13 +531,11 @@ class FastEngine(Engine):
         s = self.s
         for pi in st.memory:
             p = s.pools[pi]
-            if p.queue and not self.pool_fifo[p.decl]:
+            if p.queue and (not self.pool_fifo[p.decl] or p.queue[0].stmt in self.drawing):
                 return 1
         # No run may finish, and none pass its reserve, before the last fused iteration.
         m = self.next_mark(st)
         limit = (m[0] - lz.dcount) if m is not None else 1 << 30
-        if lz.pieces:  # nor take a step past this one that completes a piece block
-            limit = min(limit, next_piece_step(self.s, lz))
         return max(1, min(limit, 1 << 30))
 
     def iteration_end(self, st: StageState, duration: float, fused: int) -> float:
@@ -554,71 +547,92 @@ class FastEngine(Engine):
             if lz.fused:
                 register_steady(s, st, lz, 1)
             return end
-        # Fuse iterations 2..k while each ends strictly before the next action is due and
-        # the blocks they cross can be found. Times are summed as the per-event mode sums.
+        # Fuse iterations 2..k while each ends strictly before the next action is due,
+        # the blocks they cross can be found and nothing they do changes what a waiting
+        # hold's attempt finds (`fuse`). Times are summed as the per-event mode sums.
         next_due = s.heap[0][0] if s.heap else math.inf
         k = 1
         t = end
         start = s.now
         plan: list[tuple[float, int, list[int]]] = []  # (start, pool, sids in resident order)
-        # While a hold waits, no fused step evicts: an eviction could change what the
-        # waiting holds' lookups find, so each admission attempt would no longer fail
-        # the same way.
-        avail = {
-            pi: (s.pools[pi].free_blocks() if s.pools[pi].queue else blocks.available(s.pools[pi]))
-            for pi in st.memory
-        }
+        # `cap`: more crossings than the stretch can make.
+        cap = len(lz.steady) * (fused // min(s.pools[pi].block for pi in st.memory) + 1)
+        guards = {pi: fuse.guard(self, s.pools[pi], cap) for pi in st.memory}
+        # The piece blocks the stretch completes: (pool, sid) -> computed after the last,
+        # and their hashes (each new to the pool, none twice: so one registration per
+        # resident leaves what one per block would, in any order).
+        regs: dict[tuple[int, int], int] = {}
+        seen: set[int] = set()
         buckets = lz.buckets
-        single = len(st.memory) == 1
         # Each fused iteration starts strictly before the next action and ends by the cut:
         # the per-event mode, cut at `until`, has every iteration that started by then,
         # the last one still in flight; a stretch that ran past it would have counted
         # iterations (and taken blocks) that never started, or computed in bulk what the
         # per-event mode has only planned.
-        while k < fused and t < next_due and t + duration <= self.horizon:
-            d = lz.dcount + k
-            if single:
-                pi = st.memory[0]
-                bucket = buckets.get((pi, d % s.pools[pi].block))
-                if bucket:
-                    if len(bucket) > avail[pi]:
-                        break
-                    avail[pi] -= len(bucket)
-                    plan.append((t, pi, bucket))
-            else:
+        # Only steps in a phase where some resident crosses into a block, or completes a
+        # block of its pieces, do anything but count: the others are stepped over.
+        hot: set[tuple[int, int]] = set()  # (pool, phase)
+        for (pi, phase), sids in buckets.items():
+            if sids:
+                hot.add((pi, phase))
+                if lz.pieces and not lz.pieces.keys().isdisjoint(sids):
+                    hot.add((pi, (phase - 1) % s.pools[pi].block))
+        phased = [(pi, s.pools[pi].block) for pi in st.memory]
+        pi0, B0 = phased[0]
+        hot0 = {phase for pi, phase in hot if pi == pi0} if len(phased) == 1 else None
+        horizon = self.horizon
+        last = -1.0
+        d = lz.dcount + k
+        while k < fused and t < next_due and t + duration <= horizon:
+            if d % B0 in hot0 if hot0 is not None else any((pi, d % B) in hot for pi, B in phased):
                 cross: list[tuple[int, int, int]] = []
-                ok = True
-                for pi in st.memory:
-                    bucket = buckets.get((pi, d % s.pools[pi].block))
+                want: dict[int, int] = {}
+                for pi, B in phased:
+                    bucket = buckets.get((pi, d % B))
                     if bucket:
-                        if len(bucket) > avail[pi]:
-                            ok = False
-                            break
-                        avail[pi] -= len(bucket)
+                        want[pi] = len(bucket)
                         cross.extend((runs.resident_order(self, sid), pi, sid) for sid in bucket)
-                if not ok:
+                if not all(guards[pi].take(self, st, n) for pi, n in want.items()):
                     break
-                cross.sort()
-                for _, pi, sid in cross:
-                    plan.append((t, pi, [sid]))
-            st.iter_start = t  # the last fused iteration's start, as the per-event mode has it
+                done = pieces_at(s, st, lz, d, guards) if lz.pieces else []
+                if done is None:
+                    break
+                hs = {x[3] for x in done}
+                if len(hs) < len(done) or not seen.isdisjoint(hs):  # a hash twice
+                    break
+                seen |= hs
+                if len(phased) > 1:
+                    cross.sort()
+                plan.extend((t, pi, [sid]) for _, pi, sid in cross)
+                for pi, sid, upto, _ in done:
+                    regs[pi, sid] = upto
+            last = t
             k += 1
+            d += 1
             t = t + duration
+        if k > 1:
+            st.iter_start = last  # the last fused iteration's start, as per event
         # The crossing blocks of the fused iterations, in order. Recorded evictions carry
-        # their iteration's start time; unrecorded ones can all be taken in one go.
+        # their iteration's start time; unrecorded ones are taken in one go per pool.
         live = s.live
-        batch: list[HoldState] = []
+        batch: dict[int, list[HoldState]] = {}
         for t_j, pi, sids in plan:
             p = s.pools[pi]
             p.area -= p.block * len(sids) * (t_j - start)  # not there before t_j
             holds = [live[sid].run.h for sid in sids]  # type: ignore[union-attr]
             if self.lean:
-                batch.extend(holds)
+                batch.setdefault(pi, []).extend(holds)
             else:
                 s.now = t_j
                 self.crossing_blocks(holds)
-        if batch:
-            self.crossing_blocks(batch)
+        for holds in batch.values():  # pools do not share blocks: one at a time
+            self.crossing_blocks(holds)
+        # Then the piece blocks their steps complete, each resident's at once: none was
+        # registered when the stretch began, so no eviction above touched a copy of one
+        # (`steady.pieces_at`), and none is registered twice.
+        for (pi, sid), upto in regs.items():
+            sess = live[sid]
+            blocks.register(s.pools[pi], sess.run.h, upto, sess)  # type: ignore[union-attr]
         s.now = start
         lz.fused = k
         register_steady(s, st, lz, k)

@@ -3,18 +3,22 @@ after every event at the cost of what the event changed.
 
 Owns `check` (the oracle: every block, entry, hash and table, O(ids ever used)), `Shadow`
 (one pool's figures as the last check left them: each block's count and whether it was
-registered, the totals they make, each entry's length), `check_touched` (the blocks,
-entries, hashes and tables the ledger noted as changed since, `Ledger.tb` / `te` / `th` /
-`tt`, checked and the shadow brought up to date; then forgotten) and `Shadows` with
-`check_state`, which the invariant check calls once per event for all pools (the engine's
-`Watch` carries the shadows). The two must agree (tests/sim/test_ledger.py,
-tests/sim/test_ledger_check.py, tests/sim/test_watch.py). It reads the ledgers and the
-holds' tables and writes only the shadows and the touched sets; it never emits.
+registered, the totals they make, each entry's length and blocks, each table holding
+blocks by hold id and its length), `check_touched` (the blocks, entries, hashes and tables
+the ledger noted as changed since, `Ledger.tb` / `te` / `th` / `tt`, checked and the
+shadow brought up to date; then forgotten), `LiveTables` (a pool's tables by hold id
+without a walk of the live holds) and `Shadows` with `check_state`, which the invariant
+check calls once per event for all pools (the engine's `Watch` carries the shadows): an
+event costs what it changed, the live holds are walked only by a full check. The two must
+agree (tests/sim/test_ledger.py, tests/sim/test_ledger_check.py, tests/sim/test_watch.py,
+tests/sim/test_ledger_kept.py). It reads the ledgers and the holds' tables and writes
+only the shadows and the touched sets; it never emits.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Protocol
 
 from pooltui.sim.events import Violation
 from pooltui.sim.ledger import NONE, Ledger, Table
@@ -116,15 +120,35 @@ def check(ledger: Ledger, holds: Iterable[Table]) -> str | None:
     return None
 
 
+class Tables(Protocol):
+    """A pool's tables by hold id (a dict, or `LiveTables`): the holds' own tables."""
+
+    def get(self, hid: int, /) -> Table | None: ...
+
+
 class Shadow:
     """A pool's figures as the last check saw them, kept up to date from what changed:
     per block ids ever used, its count × 2 + 1 if registered; the blocks with a count,
     the registered blocks at count 0, the registered blocks, the sum of the counts; each
-    entry's length and their sum."""
+    entry's length, blocks and the lengths' sum; each table holding blocks, its length
+    (by hold id) and their sum."""
 
-    __slots__ = ("allocated", "cached", "elen", "esum", "ledger", "refs", "registered", "seen")
+    __slots__ = (
+        "allocated",
+        "cached",
+        "elen",
+        "esets",
+        "esum",
+        "held",
+        "ledger",
+        "refs",
+        "registered",
+        "seen",
+        "tabs",
+        "tlen",
+    )
 
-    def __init__(self, L: Ledger) -> None:
+    def __init__(self, L: Ledger, tables: Iterable[Table] = ()) -> None:
         self.ledger = L  # the ledger it follows (a shadow is never moved to another)
         self.seen = [r * 2 + (h != NONE) for r, h in zip(L.ref, L.bhash, strict=False)]
         self.allocated = sum(1 for r in L.ref if r > 0)
@@ -133,6 +157,21 @@ class Shadow:
         self.refs = sum(L.ref)
         self.elen = {o: len(e.blocks) for o, e in L.entries.items()}
         self.esum = sum(self.elen.values())
+        self.esets = {o: set(e.blocks) for o, e in L.entries.items()}  # each entry's blocks
+        # The tables' lengths as the ledger's holders give them (a sound ledger: each table
+        # holding blocks is named once by each of its blocks), so a shadow needs no tables.
+        tlen: dict[int, int] = {}
+        for hid in L.owner:
+            if hid != NONE:
+                tlen[hid] = tlen.get(hid, 0) + 1
+        for more in L.sharers.values():
+            for hid in more:
+                tlen[hid] = tlen.get(hid, 0) + 1
+        self.tlen = tlen
+        self.held = sum(tlen.values())
+        # Hold id -> its table, for the tables holding blocks (`LiveTables` finds a holder
+        # here): those given, then each noted as changed with blocks.
+        self.tabs = {t.hid: t for t in tables if t.blocks}
 
     def note(self, b: int, code: int) -> None:
         """Block b is now `code` (count × 2 + registered): the totals follow."""
@@ -150,95 +189,208 @@ class Shadow:
         self.seen[b] = code
 
 
-def check_touched(L: Ledger, sh: Shadow, tables: dict[int, Table]) -> str | None:
+def check_touched(L: Ledger, sh: Shadow, tables: Tables) -> str | None:
     """What `check` says, looking only at what changed since the last call (the ledger's
     touched sets, which it empties) and at figures kept in `sh`. `tables`: every table in
-    this pool, by hold id. The same messages as `check` where it can tell the same."""
+    this pool, by hold id (asked only for the ids the changes name). The same messages as
+    `check` where it can tell the same. (This runs after every event: each part is a loop
+    over what changed, with locals, the shadow's figures kept inline.)"""
     n = len(L.ref)
     try:
         if not (len(L.bhash) == len(L.bcontent) == len(L.bidx) == len(L.bentry) == n):
             return "per-block arrays differ in length"
         if len(L.owner) != n:
             return "per-block arrays differ in length"
-        if len(sh.seen) < n:  # ids used for the first time since: they were free
-            sh.seen.extend([0] * (n - len(sh.seen)))
-        return _touched(L, sh, tables, n)
+        seen = sh.seen
+        if len(seen) < n:  # ids used for the first time since: they were free
+            seen.extend([0] * (n - len(seen)))
+        if L.tt:
+            broken = _tables(L, sh, tables, n)
+            if broken is not None:
+                return broken
+        # Blocks: what they hold, who holds them, where they are; the totals follow.
+        if L.tb:
+            broken = _blocks(L, sh, tables)
+            if broken is not None:
+                return broken
+        if L.te:
+            broken = _entries(L, sh)
+            if broken is not None:
+                return broken
+        table, bhash = L.table, L.bhash
+        for h in L.th:
+            copies = table.get(h)
+            if copies is None or (len(copies) == 1 and bhash[copies[0]] == h):
+                continue
+            if not copies:
+                return "an empty copy list in the hash table"
+            if any(bhash[b] != h for b in copies) or len(set(copies)) != len(copies):
+                return f"hash table lists block {copies} under a hash one is not registered with"
+        return _totals(L, sh, n)
     finally:
         L.untouched()
 
 
-def _touched(L: Ledger, sh: Shadow, tables: dict[int, Table], n: int) -> str | None:
-    # Tables first (as `check`): their lengths, the blocks they gained, the registrations.
-    for hid, t in L.tt.items():
-        if len(t.blocks) != L.nb(t.size):
-            return f"hold {hid}: {t.size} units in {len(t.blocks)} blocks, not {L.nb(t.size)}"
-        if t.blocks and tables.get(hid) is not t:
-            return f"hold {hid}: holds {len(t.blocks)} blocks but is no hold of this pool"
-        if t.nreg > len(t.blocks):
-            return f"hold {hid}: {t.nreg} blocks registered of {len(t.blocks)}"
-        for j in range(L.tlo[hid], min(L.thi[hid], len(t.blocks))):
-            b = t.blocks[j]
-            if not 0 <= b < n:
-                return f"hold {hid}: block {b} was never allocated"
-            if j < t.nreg and L.bhash[b] != t.content.block_hash(j, L.block):
-                return f"hold {hid}: block {j} (#{b}) is not registered with its content"
-            if L.bidx[b] != j:  # a block sits at its own index in every table holding it
-                return f"hold {hid}: block {j} (#{b}) is block {L.bidx[b]} of its content"
-            if L.owner[b] != hid and hid not in L.sharers.get(b, {}):
-                return f"hold {hid}: block {j} (#{b}) does not count it as a holder"
-    # Blocks: what they hold, who holds them, where they are; the totals follow.
-    for b in L.tb:
-        ref, h = L.ref[b], L.bhash[b]
-        if h != NONE:
-            content = L.bcontent[b]
-            if content is None or content.block_hash(L.bidx[b], L.block) != h:
-                return f"block {b}: registered hash differs from its content's"
-            if b not in L.table.get(h, ()):
-                return f"block {b}: registered but not in the hash table"
-        more = L.sharers.get(b)
-        if ref <= 0:
-            if ref < 0 or L.owner[b] != NONE or more:
-                return f"block {b}: count {ref}, but holders {[L.owner[b], *(more or ())]}"
-        else:
-            holders = [L.owner[b], *(more or ())]
-            j = L.bidx[b]
-            for hid in holders:
-                holder = tables.get(hid)
+def _tables(L: Ledger, sh: Shadow, tables: Tables, n: int) -> str | None:
+    """The touched tables (as `check`, first): their lengths, the blocks they gained, the
+    registrations; each one's length and their sum follow."""
+    bhash, bidx, owner, sharers = L.bhash, L.bidx, L.owner, L.sharers
+    block, tabs, tlen, tlo, thi = L.block, sh.tabs, sh.tlen, L.tlo, L.thi
+    held = 0  # the change to the tables' sum
+    try:
+        for hid, t in L.tt.items():
+            blocks = t.blocks
+            nt = len(blocks)
+            if nt != -(-t.size // block):
+                return f"hold {hid}: {t.size} units in {nt} blocks, not {L.nb(t.size)}"
+            lo, hi = tlo[hid], thi[hid]
+            if lo == hi and nt and tlen.get(hid) == nt:
+                continue  # only its size changed (its blocks, registrations, holders did not)
+            kept = tabs.get(hid)
+            if kept is not t and nt and tables.get(hid) is not t:
+                # (one kept is its hold's: checked when it came to hold blocks, and a hold
+                # that leaves holding blocks is the accounting check's to catch)
+                return f"hold {hid}: holds {nt} blocks but is no hold of this pool"
+            nreg = t.nreg
+            if nreg > nt:
+                return f"hold {hid}: {nreg} blocks registered of {nt}"
+            if hi > nt:
+                hi = nt
+            for j in range(lo, hi) if lo < hi else ():
+                b = blocks[j]
+                if not 0 <= b < n:
+                    return f"hold {hid}: block {b} was never allocated"
+                if j < nreg and bhash[b] != t.content.block_hash(j, block):
+                    return f"hold {hid}: block {j} (#{b}) is not registered with its content"
+                if bidx[b] != j:  # a block sits at its own index in every table holding it
+                    return f"hold {hid}: block {j} (#{b}) is block {bidx[b]} of its content"
+                if owner[b] != hid and hid not in sharers.get(b, ()):
+                    return f"hold {hid}: block {j} (#{b}) does not count it as a holder"
+            old = tlen.get(hid, 0)
+            if nt != old:
+                held += nt - old
+                if nt:
+                    tlen[hid] = nt
+                else:
+                    del tlen[hid]
+            if nt:
+                if kept is not t:
+                    tabs[hid] = t
+            elif kept is not None:
+                del tabs[hid]
+        return None
+    finally:
+        sh.held += held
+
+
+def _blocks(L: Ledger, sh: Shadow, tables: Tables) -> str | None:
+    """The touched blocks; the shadow's per-block codes and totals follow (`Shadow.note`)."""
+    ref, bhash, bidx, owner, sharers = L.ref, L.bhash, L.bidx, L.owner, L.sharers
+    bcontent, bentry, entries, table = L.bcontent, L.bentry, L.entries, L.table
+    block, tabs, seen = L.block, sh.tabs, sh.seen
+    refs = registered = allocated = cached = 0  # changes to the shadow's totals
+    try:
+        for b in L.tb:
+            r, h = ref[b], bhash[b]
+            if h != NONE:
+                content = bcontent[b]
+                if content is None or content.block_hash(bidx[b], block) != h:
+                    return f"block {b}: registered hash differs from its content's"
+                if b not in table.get(h, ()):
+                    return f"block {b}: registered but not in the hash table"
+                code = r * 2 + 1
+            else:
+                code = r * 2
+            o = bentry[b]
+            if r > 0:
+                # A table that holds blocks is kept by hold id (checked a hold of this
+                # pool when it came to hold them); any other is asked for.
+                j = bidx[b]
+                hid = owner[b]
+                holder = tabs.get(hid) or tables.get(hid)
                 if holder is None or j >= len(holder.blocks) or holder.blocks[j] != b:
-                    return f"block {b}: count {ref} names hold {hid}, which does not hold it"
-            if ref != len(holders):
-                return f"block {b}: count {ref}, but {len(holders)} tables hold it"
-        o = L.bentry[b]
-        if ref == 0 and h != NONE:
-            if o not in L.entries:
-                return f"entry {o} of cached block {b} does not exist"
-        elif o != NONE:
-            return f"entry {o} lists block {b}, which is not cached"
-        sh.note(b, ref * 2 + (h != NONE))
+                    return f"block {b}: count {r} names hold {hid}, which does not hold it"
+                if b in sharers:
+                    more = sharers[b]
+                    for hid in more:
+                        holder = tabs.get(hid) or tables.get(hid)
+                        if holder is None or j >= len(holder.blocks) or holder.blocks[j] != b:
+                            return f"block {b}: count {r} names hold {hid}, which does not hold it"
+                    if r != 1 + len(more):
+                        return f"block {b}: count {r}, but {1 + len(more)} tables hold it"
+                elif r != 1:
+                    return f"block {b}: count {r}, but 1 tables hold it"
+                if o != NONE:
+                    return f"entry {o} lists block {b}, which is not cached"
+            else:
+                if r < 0 or owner[b] != NONE or b in sharers:
+                    others = list(sharers.get(b, ()))
+                    return f"block {b}: count {r}, but holders {[owner[b], *others]}"
+                if h != NONE:
+                    if o not in entries:
+                        return f"entry {o} of cached block {b} does not exist"
+                elif o != NONE:
+                    return f"entry {o} lists block {b}, which is not cached"
+            old = seen[b]
+            if old != code:
+                seen[b] = code
+                refs += r - (old >> 1)
+                registered += (code & 1) - (old & 1)
+                if old > 1:
+                    allocated -= 1
+                elif old:
+                    cached -= 1
+                if r:
+                    allocated += 1
+                elif code:
+                    cached += 1
+        return None
+    finally:
+        sh.refs += refs
+        sh.registered += registered
+        sh.allocated += allocated
+        sh.cached += cached
+
+
+def _entries(L: Ledger, sh: Shadow) -> str | None:
+    """The touched entries: the blocks each lists that are new to it or changed since (the
+    others were cached blocks of it at the last check, and unchanged still are); their
+    lengths and block sets follow."""
+    ref, bhash, bentry, entries = L.ref, L.bhash, L.bentry, L.entries
+    elen, esets, tb = sh.elen, sh.esets, L.tb
     for order in L.te:
-        e = L.entries.get(order)
-        sh.esum -= sh.elen.pop(order, 0)
+        e = entries.get(order)
+        sh.esum -= elen.pop(order, 0)
+        before = esets.pop(order, None)
         if e is None:
             continue
-        if e.order != order or not e.blocks:
+        blocks = e.blocks
+        if e.order != order or not blocks:
             return f"entry {order}: misfiled or empty"
-        for b in e.blocks:
-            if L.bentry[b] != order or L.ref[b] != 0 or L.bhash[b] == NONE:
-                return f"entry {order}: block {b} is not a cached block of it"
-        sh.elen[order] = len(e.blocks)
-        sh.esum += len(e.blocks)
-    for h in L.th:
-        copies = L.table.get(h)
-        if copies is None:
-            continue
-        if not copies:
-            return "an empty copy list in the hash table"
-        if any(L.bhash[b] != h for b in copies) or len(set(copies)) != len(copies):
-            return f"hash table lists block {copies} under a hash one is not registered with"
-    return _totals(L, sh, tables, n)
+        now = set(blocks)
+        look = now if before is None else (now - before) | (now & tb)
+        for b in look:
+            if bentry[b] != order or ref[b] != 0 or bhash[b] == NONE:
+                for b in blocks:  # the first, in the full check's words
+                    if bentry[b] != order or ref[b] != 0 or bhash[b] == NONE:
+                        return f"entry {order}: block {b} is not a cached block of it"
+        esets[order] = now
+        elen[order] = len(blocks)
+        sh.esum += len(blocks)
+    return None
 
 
-def _totals(L: Ledger, sh: Shadow, tables: dict[int, Table], n: int) -> str | None:
+def _totals(L: Ledger, sh: Shadow, n: int) -> str | None:
+    allocated, cached, total = sh.allocated, sh.cached, L.total
+    if (  # all at once (every event), then which one in words
+        allocated == L.allocated
+        and cached == L.cached == sh.esum
+        and sh.registered - len(L.table) == L.dups
+        and sh.held == sh.refs
+        and len(L.free) + allocated + cached == n
+        and (total < 0 or (allocated + cached <= total and L.fresh + n == total >= n))
+    ):
+        return None
     if sh.allocated != L.allocated:
         return f"allocated is {L.allocated} blocks but {sh.allocated} have a count"
     if sh.cached != L.cached:
@@ -247,9 +399,8 @@ def _totals(L: Ledger, sh: Shadow, tables: dict[int, Table], n: int) -> str | No
         return f"entries hold {sh.esum} blocks but {sh.cached} are cached"
     if sh.registered - len(L.table) != L.dups:
         return f"dups is {L.dups} but the hash table has {sh.registered - len(L.table)}"
-    held = sum(len(t.blocks) for t in tables.values())
-    if held != sh.refs:
-        return f"block counts add up to {sh.refs}, but the tables hold {held} blocks"
+    if sh.held != sh.refs:
+        return f"block counts add up to {sh.refs}, but the tables hold {sh.held} blocks"
     if len(L.free) + sh.allocated + sh.cached != n:
         return f"{len(L.free)} free + {sh.allocated} allocated + {sh.cached} cached ≠ {n} used ids"
     if L.total >= 0 and sh.allocated + sh.cached > L.total:
@@ -263,14 +414,18 @@ class Shadows:
     """The shadows of one engine's pools (not simulation state: an engine's `Watch` holds
     them, and a new engine builds them again, from one full check)."""
 
-    __slots__ = ("shadows",)
+    __slots__ = ("lookups", "ready", "shadows")
 
     def __init__(self) -> None:
         self.shadows: list[Shadow | None] = []
+        self.lookups: list[LiveTables | None] = []  # each shadow's pool's tables
+        # Each pool's (ledger, shadow, tables) while every pool has a shadow: the check
+        # after each event then only makes sure the ledgers are still the same.
+        self.ready: list[tuple[Ledger, Shadow, LiveTables]] | None = None
 
 
 def tables_by_pool(s: State) -> list[dict[int, Table]]:
-    """Every hold's table, by pool member and hold id."""
+    """Every hold's table, by pool member and hold id (the full check's: O(live holds))."""
     out: list[dict[int, Table]] = [{} for _ in s.pools]
     for sess in s.live.values():
         for h in sess.holds:
@@ -278,34 +433,99 @@ def tables_by_pool(s: State) -> list[dict[int, Table]]:
     return out
 
 
+class LiveTables:
+    """Pool `pi`'s tables by hold id, found without walking the live holds: a table the
+    ledger noted as changed is its hold's when its session (its content's sid) is live and
+    holds it in this pool; any other is the one the shadow kept (a hold that leaves with
+    blocks is the accounting check's to catch: invariants._touched_holds)."""
+
+    __slots__ = ("changed", "kept", "live", "pi")
+
+    def __init__(self, s: State, pi: int, sh: Shadow) -> None:
+        self.live = s.live
+        self.pi = pi
+        self.changed = sh.ledger.tt
+        self.kept = sh.tabs
+
+    def get(self, hid: int, /) -> Table | None:
+        t = self.changed.get(hid)
+        if t is None:
+            return self.kept.get(hid)
+        sess = self.live.get(t.content.sid)
+        if sess is not None:
+            for h in sess.holds:
+                if h.table is t:
+                    return t if h.pool == self.pi and h.key == hid else None
+        return None
+
+
+def _check_ready(
+    s: State, watch: Shadows, ready: list[tuple[Ledger, Shadow, LiveTables]]
+) -> tuple[bool, tuple[int, str] | None]:
+    """`check_state` when every pool has its shadow: (done, what it found); not done when
+    a pool's ledger is another (a restored state's): the caller sees to it."""
+    pools, live = s.pools, s.live
+    if len(ready) != len(pools):
+        return False, None
+    for pi in range(len(ready)):
+        L, sh, lt = ready[pi]
+        if pools[pi].ledger is not L or lt.live is not live:
+            return False, None
+        L.track = True
+        broken = check_touched(L, sh, lt)
+        if broken is not None:
+            watch.shadows[pi] = None
+            watch.ready = None
+            return True, (pi, broken)
+    return True, None
+
+
 def check_state(s: State, watch: Shadows | None = None) -> tuple[int, str] | None:
     """The first pool whose ledger breaks §4, with the message, or None. Without
     `watch`, the full check of every pool (writes nothing); with it, what changed since
     its last call (the first call, and any after a broken one, checks all in full)."""
-    tables = tables_by_pool(s)
     if watch is None:
+        tables = tables_by_pool(s)
         for pi, p in enumerate(s.pools):
             broken = check(p.ledger, tables[pi].values())
             if broken is not None:
                 return pi, broken
         return None
-    shadows = watch.shadows
+    if watch.ready is not None:
+        done, found = _check_ready(s, watch, watch.ready)
+        if done:
+            return found
+        watch.ready = None
+    shadows, lookups = watch.shadows, watch.lookups
     while len(shadows) < len(s.pools):
         shadows.append(None)
+        lookups.append(None)
+    full: list[dict[int, Table]] | None = None  # walked only for a full check
     for pi, p in enumerate(s.pools):
         L = p.ledger
         L.track = True
         sh = shadows[pi]
         if sh is None or sh.ledger is not L:
-            broken = check(L, tables[pi].values())
+            if full is None:
+                full = tables_by_pool(s)
+            broken = check(L, full[pi].values())
             L.untouched()
-            shadows[pi] = Shadow(L) if broken is None else None
+            sh = shadows[pi] = Shadow(L, full[pi].values()) if broken is None else None
+            lookups[pi] = None if sh is None else LiveTables(s, pi, sh)
         else:
-            broken = check_touched(L, sh, tables[pi])
+            lt = lookups[pi]
+            if lt is None or lt.live is not s.live:  # (a shadow follows one state's pool)
+                lt = lookups[pi] = LiveTables(s, pi, sh)
+            broken = check_touched(L, sh, lt)
             if broken is not None:
                 shadows[pi] = None
         if broken is not None:
             return pi, broken
+    watch.ready = [
+        (p.ledger, sh, lt)
+        for p, sh, lt in zip(s.pools, shadows, lookups, strict=False)
+        if sh is not None and lt is not None
+    ]
     return None
 
 

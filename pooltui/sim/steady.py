@@ -1,33 +1,22 @@
 """The fast mode's steady residents (`fast.py`): their figures, kept beside the state
 (`Lazy`, one per step stage member), and the block work their steps defer: registering
 the private blocks they complete once per launched iteration, and finding which of them
-complete a block of their content's pieces (registered step by step).
+complete a block of their content's pieces (registered step by step, or, in a fused
+stretch, each resident's at once where no waiting hold could tell: `pieces_at`).
 
 Reads the state and the steady figures; changes blocks only through `blocks`.
 """
 
 from __future__ import annotations
 
-from pooltui.lang.ir import Expr, Var
+from typing import TYPE_CHECKING
+
 from pooltui.sim import blocks
 from pooltui.sim.state import Hold as HoldState
 from pooltui.sim.state import Session, StageState, State
 
-
-def _reads(expr: object, names: set[str]) -> bool:
-    """Whether an expression reads any of the context variables `names`."""
-    if isinstance(expr, Var):
-        return expr.name in names
-    for field in getattr(expr, "__slots__", ()):
-        value = getattr(expr, field, None)
-        if isinstance(value, tuple):
-            if any(_reads(v, names) for v in value):
-                return True
-        elif (
-            value is not None and not isinstance(value, str | int | float) and _reads(value, names)
-        ):
-            return True
-    return False
+if TYPE_CHECKING:
+    from pooltui.sim.fuse import Guard
 
 
 class Lazy:
@@ -47,7 +36,8 @@ class Lazy:
         self.fused = 0  # steady iterations the current iteration stands for (0: none)
         # sid -> the units up to which its steps complete blocks of its content's pieces
         # (those blocks are registered step by step, in resident order: anyone may hit
-        # them, so a fused stretch never takes such a step past its first)
+        # them, so a fused stretch takes such a step only where no waiting hold's
+        # attempt could tell: `pieces_at`)
         self.pieces: dict[int, int] = {}
 
 
@@ -71,29 +61,14 @@ def completing(s: State, lz: Lazy) -> list[int]:
     return out
 
 
-def next_piece_step(s: State, lz: Lazy) -> int:
-    """Steps after this iteration's until a steady resident next completes a block of
-    its pieces (1 << 30: none will)."""
-    live, pools = s.live, s.pools
-    best = 1 << 30
-    for sid, top in lz.pieces.items():
-        d0, c0, _ = lz.steady[sid]
-        c = c0 + lz.dcount - d0  # computed before this iteration's step
-        run = live[sid].run
-        assert run is not None
-        B = pools[run.h.pool].block
-        i = (B - (c + 1) % B) % B or B  # steps i >= 1 after it that complete a block
-        if c + i + 1 <= top:
-            best = min(best, i)
-    return best
-
-
 def register_steady(s: State, st: StageState, lz: Lazy, k: int) -> None:
     """The blocks the steady residents complete in the k steady steps from the stage's
     step count on are registered (as the per-event mode registers them when each
-    step's token is taken). Only a steady resident's private blocks past any its
-    session registered before (`FastEngine.try_steady`) can be among them: nothing can hit them
-    meanwhile, so registering them once per launched iteration is exact."""
+    step's token is taken). Blocks of pieces were registered step by step already
+    (`FastEngine.bulk_iteration`, `FastEngine.iteration_end`); only a steady resident's
+    private blocks past any its session registered before (`FastEngine.try_steady`) are
+    left: nothing can hit them meanwhile, so registering them once per launched iteration
+    is exact."""
     d = lz.dcount
     for pi in st.memory:
         p = s.pools[pi]
@@ -118,5 +93,35 @@ def register_steady(s: State, st: StageState, lz: Lazy, k: int) -> None:
             blocks.register_each(p, holds, uptos, sessions)
 
 
-def reads_time(expr: Expr) -> bool:
-    return _reads(expr, {"now", "waited"})
+def pieces_at(
+    s: State, st: StageState, lz: Lazy, d: int, guards: dict[int, Guard]
+) -> list[tuple[int, int, int, int]] | None:
+    """The piece blocks that steady step d completes, in resident order, as (pool, sid,
+    computed after it, the block's hash); None when one of them may not be registered
+    inside a fused stretch (`FastEngine.iteration_end`): its hash is the next one a
+    waiting head's lookup would take (its hit would grow), or the pool had it registered
+    already (a copy the stretch may evict: whether the new one counts as a duplicate
+    would depend on the order)."""
+    out: list[tuple[int, int, int, int]] = []
+    for pi in st.memory:
+        p = s.pools[pi]
+        B = p.block
+        bucket = lz.buckets.get((pi, (d + 1) % B))  # computed + 1 ≡ 0 (mod B) after d
+        if not bucket:
+            continue
+        table = p.ledger.table
+        for sid in bucket:
+            top = lz.pieces.get(sid)
+            if top is None:
+                continue
+            d0, c0, _ = lz.steady[sid]
+            upto = c0 + d - d0 + 1
+            if upto > top:
+                continue
+            run = s.live[sid].run
+            assert run is not None
+            h = run.h.table.content.block_hash(upto // B - 1, B)
+            if h == guards[pi].after or h in table:
+                return None
+            out.append((pi, sid, upto, h))
+    return out

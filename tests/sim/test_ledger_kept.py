@@ -1,0 +1,131 @@
+"""What the check of what changed keeps between events so that it never walks the live holds
+(`ledgercheck.Shadow`'s tables and their lengths, `LiveTables`), and the hold that leaves
+its session still holding blocks (the accounting check's to catch, since the ledgers'
+check trusts the tables it kept).
+
+The scene is tests/sim/test_ledger.py's: a ledger of 16 blocks of 4 units; A (hold 1)
+holds blocks 0 1 2, all registered; B (hold 2) hit A's block 0 and holds 0 3 4 (3
+registered, a duplicate of 1); C's release left entry 0 = [5]; D's drop left block 6 free.
+"""
+
+from __future__ import annotations
+
+from pooltui.sim import invariants
+from pooltui.sim.content import Content
+from pooltui.sim.ledgercheck import LiveTables, Shadow, check, check_touched
+from pooltui.sim.testing import changed_hold
+from tests.sim.test_ledger import admit, scene
+from tests.sim.test_watch import (
+    QUEUED,
+    _first_admitted,
+    _halts_at_the_next_event,
+    _hold_of,
+    _kv,
+    _started,
+    _until,
+)
+
+
+def test_a_shadow_counts_the_tables_lengths_from_the_ledgers_holders() -> None:
+    # Block 0: owner 1, sharer 2; blocks 1 2: owner 1; blocks 3 4: owner 2. So hold 1
+    # holds 3 blocks, hold 2 holds 3: 6 in all, the sum of the counts (2+1+1+1+1).
+    L, (a, b) = scene()
+    sh = Shadow(L)
+    assert (sh.tlen, sh.held, sh.refs) == ({1: 3, 2: 3}, 6, 6)
+    assert sh.tabs == {}  # no tables given: none kept yet
+    kept = Shadow(L, [a, b])
+    assert kept.tabs == {1: a, 2: b} and kept.tlen == sh.tlen
+
+
+def test_a_release_while_another_hold_shares_its_blocks_moves_the_kept_sums() -> None:
+    # A is released (kept): block 0 goes 2 -> 1 (B still holds it, now its owner),
+    # blocks 1 and 2 go 1 -> 0 and, registered, become entry 1 = [1, 2]. The tables now
+    # hold B's 3 blocks (0 3 4) and the counts add up to 3: allocated 3 (0 3 4), cached 3
+    # (5 of entry 0, 1 and 2 of entry 1).
+    L, (a, b) = scene()
+    L.track = True
+    sh = Shadow(L, [a, b])
+    L.release(a, 3.0)
+    assert check_touched(L, sh, {2: b}) is None
+    assert (sh.tlen, sh.tabs, sh.held, sh.refs) == ({2: 3}, {2: b}, 3, 3)
+    assert (sh.allocated, sh.cached, sh.esum) == (3, 3, 3)
+    assert sh.esets == {0: {5}, 1: {1, 2}}
+    assert check(L, [b]) is None
+    # Then B is dropped (keep=False, as a rejected session's hold): its 3 blocks go to
+    # count 0 and, unregistered, to the free stack. No table holds a block.
+    L.release(b, 4.0, keep=False)
+    assert check_touched(L, sh, {}) is None
+    assert (sh.tlen, sh.tabs, sh.held, sh.refs, sh.allocated) == ({}, {}, 0, 0, 0)
+    assert check(L, []) is None
+
+
+def test_a_dropped_hold_whose_blocks_another_holds_moves_the_kept_sums() -> None:
+    # B is dropped while A holds block 0 too: block 0 goes 2 -> 1 (A stays its owner);
+    # block 3 (registered, a duplicate) is unregistered and freed, block 4 freed. A's 3
+    # blocks are all the tables hold; dups go 1 -> 0.
+    L, (a, b) = scene()
+    L.track = True
+    sh = Shadow(L, [a, b])
+    L.release(b, 3.0, keep=False)
+    assert check_touched(L, sh, {1: a}) is None
+    assert (sh.tlen, sh.tabs, sh.held, sh.refs, L.dups) == ({1: 3}, {1: a}, 3, 3, 0)
+    assert check(L, [a]) is None
+
+
+def test_a_table_that_takes_blocks_but_is_no_hold_of_the_pool_is_caught() -> None:
+    # Hold 9 takes one block (no hit: its private stream; 4 units = 1 block, the free
+    # block 6), but the pool's holds are A and B only.
+    L, (a, b) = scene()
+    L.track = True
+    sh = Shadow(L, [a, b])
+    e, _ = admit(L, 9, Content(9), 4, 4)
+    assert e.blocks == [6]
+    assert check_touched(L, sh, {1: a, 2: b}) == (
+        "hold 9: holds 1 blocks but is no hold of this pool"
+    )
+
+
+def test_an_entry_that_lists_a_block_it_did_not_have_is_looked_at() -> None:
+    # Entry 0 was [5] at the last check; it now lists block 1 too (A holds it: count 1),
+    # and only the entry is noted as changed: block 1 is new to it, so it is looked at.
+    L, (a, b) = scene()
+    L.track = True
+    sh = Shadow(L, [a, b])
+    L.entries[0].blocks.append(1)
+    L.te.add(0)
+    assert check_touched(L, sh, {1: a, 2: b}) == "entry 0: block 1 is not a cached block of it"
+
+
+def test_live_tables_finds_a_changed_table_through_its_session_in_its_pool_only() -> None:
+    # QUEUED (tests/sim/test_watch.py): a[0] is admitted on kv (pool 0), 2 blocks; a[1]
+    # waits in its queue, its table empty. Marked as changed, a[0]'s table is found by its
+    # hold's key in pool 0 and not in another pool; a key the ledger never noted nor kept
+    # is nobody's.
+    sim = _started(QUEUED)
+    _until(sim, _first_admitted)
+    s, p = sim.state, _kv(sim)
+    h, waiting = _hold_of(sim, "a[0]"), _hold_of(sim, "a[1]")
+    sh = Shadow(p.ledger)  # nothing kept
+    p.ledger.mark_table(h.table, 0, 0)
+    assert LiveTables(s, 0, sh).get(h.key) is h.table
+    assert LiveTables(s, 1, sh).get(h.key) is None
+    assert LiveTables(s, 0, sh).get(waiting.key) is None
+    p.ledger.untouched()
+
+
+def test_a_hold_that_leaves_its_session_holding_blocks_halts_at_the_next_event() -> None:
+    # a[0] holds blocks 0 and 1 (count 1 each) when its hold leaves the session's holds
+    # behind the rules' back, its table untouched. The ledgers' check trusts the tables it
+    # kept; the touched hold, no longer live yet holding 2 blocks, is the accounting
+    # check's signal, and the full count then names it: block 0 has a count of 1 and no
+    # live table holds it.
+    sim = _started(QUEUED)
+    _until(sim, _first_admitted)
+    sess = next(x for x in sim.state.live.values() if x.name == "a[0]")
+    h = sess.holds[0]
+    assert h.table.blocks == [0, 1]
+    sess.holds.remove(h)
+    changed_hold(sim, h)
+    assert invariants.accounting(sim.state, sim.engine.watch, None) is not None
+    v = _halts_at_the_next_event(sim)
+    assert (v.invariant, v.message) == ("count", "kv: block 0: count 1, but 0 tables hold it")
