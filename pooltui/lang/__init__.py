@@ -11,7 +11,6 @@ The simulator also compiles IR expressions with `pooltui.lang.exprs.compile_expr
 hold's `content` clause with `pooltui.lang.content.compile_content`.
 """
 
-from pooltui.lang import _lark  # noqa: F401  (first: lark without what it does not need)
 from pooltui.lang.errors import Diagnostic, SpecError, SpecRuntimeError, render
 from pooltui.lang.frontend import compile_condition, compile_file, compile_source
 from pooltui.lang.ir import Program

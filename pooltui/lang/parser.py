@@ -8,18 +8,21 @@ the syntax errors of several declarations.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import pickle
 import re
 import sys
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
-import lark
-from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
-from lark.lexer import Token
+if TYPE_CHECKING:  # lark is imported when a spec is parsed, not for one found in the cache
+    import lark
+    from lark.exceptions import UnexpectedInput
+    from lark.lexer import Token
 
 from pooltui.lang import ast as A
 from pooltui.lang.errors import Diagnostic
@@ -74,8 +77,9 @@ class _Builder:
     # ---- helpers
     def sp(self, *items: Any) -> Span:
         first, last = _first_last(items)
-        a = tok_span(self.file, first) if isinstance(first, Token) else first.span
-        b = tok_span(self.file, last) if isinstance(last, Token) else last.span
+        # A token is lark's `Token`, a str; the AST's nodes are not.
+        a = tok_span(self.file, cast("Token", first)) if isinstance(first, str) else first.span
+        b = tok_span(self.file, cast("Token", last)) if isinstance(last, str) else last.span
         return Span(self.file, a.line, a.col, b.end_line, b.end_col)
 
     def ts(self, t: Token) -> Span:
@@ -187,8 +191,8 @@ class _Builder:
 
     def piece(self, c: list[Any]) -> A.PieceA:
         key, units = c
-        if isinstance(key, Token):
-            key = A.StringE(str(key)[1:-1], self.ts(key))
+        if isinstance(key, str):  # a string literal's token
+            key = A.StringE(str(key)[1:-1], self.ts(cast("Token", key)))
         return A.PieceA(key, units, self.sp(key, units), self.dp(key, units))
 
     def run(self, c: list[Any]) -> A.RunS:
@@ -322,6 +326,11 @@ def build_parser(cache: Path | None) -> lark.Lark:
         "maybe_placeholders": True,
         "transformer": _builder,
     }
+    from pooltui.lang import _lark  # noqa: F401  (first: lark without what it does not need)
+
+    # isort: split
+    import lark
+
     if cache is None:
         return lark.Lark(text, **options)
     key = hashlib.sha256(f"{text}\0{lark.__version__}\0{sys.version}".encode()).hexdigest()
@@ -368,8 +377,16 @@ def terminal_display(name: str) -> str:
 
 def parse(text: str, file: str, start: str = "start") -> tuple[Any, list[Diagnostic]]:
     """Parse `text`; returns (decls or expr, diagnostics). On a syntax error the result is
-    None and the diagnostics hold every syntax error found (after resuming)."""
+    None and the diagnostics hold every syntax error found (after resuming). A spec parsed
+    without a diagnostic is kept in the cache (`_Cached`): parsed again, it is read back
+    without lark."""
+    entry = _Cached(text, file, start)
+    found = entry.read()
+    if found is not None:
+        return found, []
     parser = _get_parser()
+    from lark.exceptions import UnexpectedInput
+
     diags: list[Diagnostic] = []
     result: Any = None
     current = text
@@ -393,7 +410,57 @@ def parse(text: str, file: str, start: str = "start") -> tuple[Any, list[Diagnos
                     break
                 # Blank what was already reported, keeping line numbers and columns exact.
                 current = "\n" * current.count("\n", 0, nxt) + current[nxt:]
+    if not diags and result is not None:
+        entry.write(result)
     return result, diags
+
+
+class _Cached:
+    """A parsed spec in the cache folder (`cache_dir`), named by a hash of its text, its
+    file name, the start rule and what builds the AST (the grammar, this module, the AST's
+    classes, Python's version): a cache written by another version is never read. One that
+    cannot be read or written is passed over silently."""
+
+    __slots__ = ("path",)
+
+    def __init__(self, text: str, file: str, start: str) -> None:
+        h = hashlib.sha256(_builds())
+        h.update(f"{start}\0{file}\0".encode("utf-8", "surrogatepass"))
+        h.update(text.encode("utf-8", "surrogatepass"))
+        self.path = cache_dir() / f"ast-{h.hexdigest()[:32]}.pickle"
+
+    def read(self) -> Any:
+        """The parse kept here, or None (none kept, or one that does not load whole)."""
+        try:
+            with open(self.path, "rb") as f:
+                return pickle.load(f)
+        except Exception:  # a cache that does not load is not there
+            return None
+
+    def write(self, result: Any) -> None:
+        tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with open(tmp, "wb") as f:
+                pickle.dump(result, f, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, self.path)  # whole or not at all, whoever writes it too
+        except (OSError, pickle.PicklingError, RecursionError):
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+
+_BUILDS: list[bytes] = []
+
+
+def _builds() -> bytes:
+    """What the AST a parse gives depends on, besides the text: a digest, made once."""
+    if not _BUILDS:
+        h = hashlib.sha256()
+        for path in (GRAMMAR_PATH, Path(__file__), Path(A.__file__)):
+            h.update(path.read_bytes() + b"\0")
+        h.update(sys.version.encode())
+        _BUILDS.append(h.digest())
+    return _BUILDS[0]
 
 
 def _resync(text: str, pos: int) -> int | None:
@@ -411,6 +478,8 @@ def _prefix_tokens(parser: lark.Lark, text: str, end: int) -> list[Token]:
     for m in _RESYNC.finditer(text, 0, end):
         start = m.start()
     pad = "\n" * text.count("\n", 0, start)
+    from lark.exceptions import UnexpectedInput
+
     try:
         return list(parser.lex(pad + text[start:end]))
     except UnexpectedInput:  # pragma: no cover - the parser lexed this prefix already
@@ -509,6 +578,8 @@ def _friendly(
     exc: UnexpectedInput, text: str, file: str, parser: lark.Lark
 ) -> tuple[Diagnostic, int | None]:
     """A lark exception as a located Diagnostic, and the offset to resume after."""
+    from lark.exceptions import UnexpectedCharacters, UnexpectedToken
+
     if isinstance(exc, UnexpectedCharacters):
         pos = exc.pos_in_stream or 0
         ch = text[pos] if 0 <= pos < len(text) else ""

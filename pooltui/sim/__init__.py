@@ -21,26 +21,44 @@ State is plain data (no generators or threads inside), so it can be checkpointed
 replayed; `Simulation` is not thread-safe: one thread drives it at a time.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from pooltui.sim.compiled import build_label
 from pooltui.sim.eventlog import EventLog
-from pooltui.sim.events import HALTING, MOMENTS, Event
+from pooltui.sim.events import HALTING, MOMENTS, Event, Violation
 from pooltui.sim.simulation import Simulation
-from pooltui.sim.snapshot import (
-    BlockMap,
-    BlockOwner,
-    Counts,
-    EntryView,
-    HoldView,
-    LinkJobView,
-    PoolView,
-    QueueItemView,
-    ResidentView,
-    SessionView,
-    Snapshot,
-    StageView,
-    Violation,
-)
 from pooltui.sim.summary import ClassSummary, PoolSummary, RunSummary
+
+if TYPE_CHECKING:
+    from pooltui.sim.snapshot import (
+        BlockMap,
+        BlockOwner,
+        Counts,
+        EntryView,
+        HoldView,
+        LinkJobView,
+        PoolView,
+        QueueItemView,
+        ResidentView,
+        SessionView,
+        Snapshot,
+        StageView,
+    )
+
+_SNAPSHOT = frozenset(
+    {"BlockMap", "BlockOwner", "Counts", "EntryView", "HoldView", "LinkJobView", "PoolView",
+     "QueueItemView", "ResidentView", "SessionView", "Snapshot", "StageView"}
+)  # fmt: skip
+
+
+def __getattr__(name: str) -> Any:
+    """The snapshot's types, loaded when first asked for (a headless run makes none)."""
+    if name in _SNAPSHOT:
+        from pooltui.sim import snapshot
+
+        return getattr(snapshot, name)
+    raise AttributeError(f"module 'pooltui.sim' has no attribute {name!r}")
+
 
 __all__ = [
     "HALTING",

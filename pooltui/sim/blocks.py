@@ -122,6 +122,49 @@ def one_more_block(eng: Engine, p: PoolState, h: HoldState) -> None:
     watch.hold(eng, h)
 
 
+def register_each(p: PoolState, holds: list[HoldState], uptos: list[int],
+                  sessions: list[Session]) -> None:  # fmt: skip
+    """`register` for each hold in turn (holds[i] to uptos[i], of sessions[i])."""
+    p.ledger.register_each([h.table for h in holds], uptos)
+    B = p.block
+    for h, sess in zip(holds, sessions, strict=True):
+        end = h.table.nreg * B
+        if end > h.table.content.total and end > sess.priv_hi.get(h.pool, 0):
+            sess.priv_hi[h.pool] = end
+
+
+def one_more_each(eng: Engine, p: PoolState, holds: list[HoldState]) -> None:
+    """`one_more_block` for each hold in turn, in one step of the ledger when nothing can
+    tell the difference (lru eviction without spills, room for all of them, and the
+    events may follow the changes: `Engine.batchable`); the same blocks, evictions and
+    events."""
+    L = p.ledger
+    pd = eng.t.pools[p.decl]
+    n = len(holds)
+    if (
+        pd.evict_keys is not None
+        or pd.spill_when is not None
+        or n > L.room()
+        or not eng.batchable(n)
+    ):
+        for h in holds:
+            one_more_block(eng, p, h)
+        return
+    gone = L.one_more_each([h.table for h in holds])
+    if eng.watch is not None:
+        for h in holds:
+            watch.hold(eng, h)
+    if not gone:
+        return
+    k = len(gone) - 1
+    if eng.count_unrecorded(k):  # all but the last (`Engine.emit` keeps the last one)
+        eng.s.counters["evictions"] += k
+        eng.s.counters["evicted_units"] += k * p.block
+        gone = gone[k:]
+    for _order, sid, b, left in gone:
+        evict_event(eng, p, sid, (b,), left)
+
+
 def register(p: PoolState, h: HoldState, upto: int, sess: Session | None) -> None:
     """An iteration takes the tokens that bring h to `upto` computed units: the blocks they
     complete are registered now (so a hold admitted later in this iteration hits them)."""
@@ -219,7 +262,6 @@ def evict(eng: Engine, p: PoolState, nblocks: int) -> None:
     """Evict `nblocks` cached blocks: entries in eviction order, each from its tail (the
     block furthest from unit 0 first), one `evict` event per entry touched."""
     pd = eng.t.pools[p.decl]
-    s = eng.s
     L = p.ledger
     while nblocks > 0:
         e = next_to_evict(eng, p)
@@ -228,25 +270,33 @@ def evict(eng: Engine, p: PoolState, nblocks: int) -> None:
         gone = L.evict(order, take) if pd.spill_when is not None else None
         ids = L.evict_ids(order, take) if gone is None else [ev.block for ev in gone]
         nblocks -= take
-        units = take * p.block
-        left = len(e.blocks) * p.block
-        s.counters["evictions"] += 1
-        s.counters["evicted_units"] += units
-        sess = s.live.get(sid)
-        name = sess.name if sess is not None else members.sid_name(eng, sid)
-        eng.emit(
-            "evict",
-            lambda: why.evicted(units, name, p.label, left),
-            session=sess,
-            pool=p,
-            name=name,
-            units=units,
-            blocks=tuple(ids),
-            data=(("entry", name), ("left", left)),
-            span=pd.ir.span,
-        )
+        name = evict_event(eng, p, sid, tuple(ids), len(e.blocks))
         if gone is not None:
             eng.maybe_spill(p, e, gone, name)  # right after its eviction
+
+
+def evict_event(eng: Engine, p: PoolState, sid: int, ids: tuple[int, ...], left: int) -> str:
+    """Count an eviction of blocks `ids` from session sid's entry (`left` blocks left in it)
+    and emit its `evict` event. Returns the entry's name."""
+    s = eng.s
+    units = len(ids) * p.block
+    units_left = left * p.block
+    s.counters["evictions"] += 1
+    s.counters["evicted_units"] += units
+    sess = s.live.get(sid)
+    name = sess.name if sess is not None else members.sid_name(eng, sid)
+    eng.emit(
+        "evict",
+        lambda: why.evicted(units, name, p.label, units_left),
+        session=sess,
+        pool=p,
+        name=name,
+        units=units,
+        blocks=ids,
+        data=(("entry", name), ("left", units_left)),
+        span=eng.t.pools[p.decl].ir.span,
+    )
+    return name
 
 
 # ---------------------------------------------------------------- reloads

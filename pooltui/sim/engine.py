@@ -54,11 +54,10 @@ from pooltui.sim import (
 )
 from pooltui.sim.codes import MAX_STILL, Halt, Number, StopReplay
 from pooltui.sim.eventlog import EventLog
-from pooltui.sim.events import Event
+from pooltui.sim.events import Event, Violation
 from pooltui.sim.ledger import CacheEntry, Evicted
 from pooltui.sim.members import Env
 from pooltui.sim.rng import stream_key
-from pooltui.sim.snapshot import Violation
 from pooltui.sim.state import Hold as HoldState
 from pooltui.sim.state import Job, PoolState, Session, StageState, State
 from pooltui.sim.tables import SessionDecl, Tables
@@ -387,6 +386,26 @@ class Engine:
             span,
             data,
         )
+
+    def batchable(self, n: int) -> bool:
+        """Whether n events may be emitted after all the changes they describe were made
+        (as one step of the ledger): nothing looks at the state between events (no
+        per-event invariant check) and none of them can end the run (`stop_after`, the
+        livelock guard). The fast mode checks invariants per action."""
+        s = self.s
+        return (
+            not self.invariants
+            and self.stop_after is None
+            and s.n_events + n - 1 - s.progress < self.still_limit
+        )
+
+    def count_unrecorded(self, n: int) -> bool:
+        """Count n events without making them when nothing records events (the caller
+        checked `batchable`); False (nothing counted) when they are recorded."""
+        if self.record:
+            return False
+        self.s.n_events += n
+        return True
 
     def event_done(self) -> None:
         """After each event: the invariants are checked (a mode may check per action)."""

@@ -4,8 +4,8 @@ Every change of state is one `Event` with a time, an index (its place in the log
 a moment (language.md §7), its parties, and a plain-words `why`. The trace file is one JSON
 object per event, written by `Event.to_json`; the same spec and seed give the same bytes.
 
-Owns the event type and the moments; events are built by `Engine.emit`, their sentences
-by `why`.
+Owns the event type, the moments and `Violation` (what a halt on a broken invariant
+names); events are built by `Engine.emit`, their sentences by `why`.
 """
 
 from __future__ import annotations
@@ -113,3 +113,13 @@ def _finite(x: Any) -> Any:
     if isinstance(x, list | tuple):
         return [_finite(v) for v in x]
     return x
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """An invariant of language.md §8 that broke, with the pool and blocks involved."""
+
+    invariant: str
+    message: str
+    pool: str | None = None
+    blocks: tuple[int, ...] = ()

@@ -4,11 +4,12 @@ Most of a serving run is residents taking one decode token per iteration. Here s
 resident becomes **steady** once its hold is tight (size = computed = context): its
 figures are then `c0 + (D − d0)`, where D is its stage's count of steady steps, and only
 the iterations in which it crosses a block boundary touch it (it is kept in a bucket per
-block phase). Iterations in which every resident gets what it wants and every block it
-needs can be found (free, or by evicting cache) are planned in bulk; runs of iterations in
-which nothing but steady decoding happens are fused into one action: while a hold waits,
-only as long as the stretch's evictions and registrations leave what the queue head's
-attempt finds as it was (`fuse.py` says why that is exact).
+block phase). Iterations in which every resident gets what it wants are planned in bulk:
+the blocks they need are found (free, by evicting cache, or, under `preempt lifo`, by
+preempting where the per-event plan would); runs of iterations in which nothing but steady
+decoding happens are fused into one action: while a hold waits, only as long as the
+stretch's evictions and registrations leave what the queue head's attempt finds as it was
+(`fuse.py` says why that is exact).
 
 The result is the state the per-event mode reaches, block for block, and the same events,
 except that `iteration`, `iteration-end` and `grow` are not recorded (the differential
@@ -16,10 +17,11 @@ test checks this). Anything the bulk rules cannot vouch for falls back to the pe
 logic after making every steady resident plain again.
 
 Owns everything only this mode needs: its switches (`lean`, the QUIET moments, checking
-invariants per action) and its steady residents' figures (`Lazy`, one per stage member,
-kept beside the shared state, not in it). It changes the state only through the engine's
-modules or in the same way they would (block for block); it may not change what the
-per-event rules do.
+invariants per action), its bulk iterations (which preempt, lifo, in the middle of one as
+the per-event rules would) and its steady residents (their figures, `Lazy`, one per stage
+member, kept beside the shared state, not in it, and their deferred block work are
+`steady.py`'s). It changes the state only through the engine's modules or in the same way
+they would (block for block); it may not change what the per-event rules do.
 """
 
 from __future__ import annotations
@@ -31,38 +33,17 @@ from collections.abc import Callable
 from typing import Any
 
 from pooltui.lang.ir import Span
-from pooltui.sim import blocks, fuse, invariants, iterations, runs, watch
+from pooltui.sim import blocks, fuse, grow, invariants, iterations, runs, watch
 from pooltui.sim.engine import Engine
-from pooltui.sim.snapshot import Violation
+from pooltui.sim.events import Violation
 from pooltui.sim.state import S_RESIDENT, PoolState, Session, StageState
 from pooltui.sim.state import Hold as HoldState
 from pooltui.sim.state import Run as RunState
+from pooltui.sim.steady import Lazy, completing, pieces_at, register_steady
 
 QUIET = frozenset({"iteration", "iteration-end", "grow"})
 DONE, EXIT = 0, 1  # at one step count a run that finishes is done, not over its reserve
 PLAIN, CROSS, PIECE = 0, 1, 2  # a resident's part in a bulk iteration, in this order
-
-
-class Lazy:
-    """One step stage member's steady residents: the fast mode's own figures, kept beside
-    the state that the per-event rules share (and that history checkpoints)."""
-
-    __slots__ = ("buckets", "dcount", "fused", "marks", "pieces", "plain", "steady")
-
-    def __init__(self) -> None:
-        self.dcount = 0  # steady steps taken so far
-        # sid -> (d0, c0, s0): its computed and steps are c0 / s0 at step count d0, plus
-        # the steps since
-        self.steady: dict[int, tuple[int, int, int]] = {}
-        self.plain: dict[int, None] = {}  # sids of the other residents
-        self.buckets: dict[tuple[int, int], list[int]] = {}  # (pool, phase) -> sids
-        self.marks: list[tuple[int, int, int, int, int]] = []  # (D, kind, order, sid, d0)
-        self.fused = 0  # steady iterations the current iteration stands for (0: none)
-        # sid -> the units up to which its steps complete blocks of its content's pieces
-        # (those blocks are registered step by step, in resident order: anyone may hit
-        # them, so a fused stretch takes such a step only where no waiting hold's
-        # attempt could tell: `pieces_at`)
-        self.pieces: dict[int, int] = {}
 
 
 class FastEngine(Engine):
@@ -77,6 +58,10 @@ class FastEngine(Engine):
         # FIFO queues, and no hold heading one whose attempt draws.
         self.fusable = fuse.fusable(tables)
         self.pool_fifo = [pd.queue_keys is None for pd in tables.pools]
+        self.pool_lifo = [pd.ir.preempt == "lifo" for pd in tables.pools]
+        # The resident order of the resident a bulk plan is at: steady residents before
+        # it have taken their step (`steady_preempted`).
+        self.point = -1
         self.drawing = fuse.drawing(tables)
         self.lazy = [Lazy() for _ in self.s.stages]  # by global stage member
         # Where the run will be cut (`--until`): a fused stretch never runs past it, so
@@ -213,6 +198,10 @@ class FastEngine(Engine):
         """Invariants are checked after each action, not each event: inside an action the
         fast mode allocates fused iterations' blocks ahead of their steps."""
 
+    def batchable(self, n: int) -> bool:
+        s = self.s
+        return self.stop_after is None and s.n_events + n - 1 - s.progress < self.still_limit
+
     def action_done(self) -> None:
         if self.invariants:
             self.check_now()
@@ -245,9 +234,29 @@ class FastEngine(Engine):
             st = self.s.stages[victim.run.stage]
             lz = self.lz(st)
             if victim.sid in lz.steady:
+                # In a bulk plan (`bulk_iteration`) that has passed it, it took its step.
+                served = st.planning and self.steady_preempted(st, victim)
                 self.make_plain(st, victim)
+                if served:  # its hold grew by its token (`grow.grow_to`)
+                    rh = victim.run.h
+                    rh.size = rh.table.size = rh.computed + 1
+                    watch.hold(self, rh)
             lz.plain.pop(victim.sid, None)
         super().preempt(h, grower, p, need)
+
+    def steady_preempted(self, st: StageState, victim: Session) -> bool:
+        """A steady resident is preempted while its stage's bulk plan is made: its token,
+        counted ahead, is given back. True when the plan has passed it: it took that
+        token, and the per-event mode registered the block it completes then."""
+        st.budget_left += 1
+        run = victim.run
+        assert run is not None
+        if run.h.admit_order >= self.point:
+            return False
+        lz = self.lz(st)
+        d0, c0, _ = lz.steady[victim.sid]
+        blocks.register(self.s.pools[run.h.pool], run.h, c0 + lz.dcount - d0 + 1, victim)
+        return True
 
     def write_out(self) -> list[tuple[HoldState, RunState, int, int, int, int, int, str]]:
         """Write every steady resident's figures into its hold and run (to look at them);
@@ -382,40 +391,29 @@ class FastEngine(Engine):
             if bucket:
                 need[pi] = need.get(pi, 0) + len(bucket)
                 crossing.extend((runs.resident_order(self, sid), sid) for sid in bucket)
+        here = -1
         for pi, n in need.items():
             p = s.pools[pi]
-            if n > blocks.available(p) or p.waiting_grows:
+            if p.waiting_grows:
                 return None
+            if n > blocks.available(p):
+                # Too few blocks: the plan preempts as the per-event one would (lifo, the
+                # residents of this stage), in the middle of it.
+                if here < 0:
+                    here = s.stages.index(st)
+                if not self.pool_lifo[p.decl] or p.stage != here:
+                    return None
         merged = [(runs.resident_order(self, sid), sid, PLAIN) for sid in plain]
         merged.extend((o, sid, CROSS) for o, sid in crossing)
-        merged.extend((runs.resident_order(self, sid), sid, PIECE) for sid in self.completing(st))
+        merged.extend((runs.resident_order(self, sid), sid, PIECE) for sid in completing(s, lz))
         merged.sort()
         return merged
-
-    def completing(self, st: StageState) -> list[int]:
-        """Steady residents whose step in this iteration completes a block of their
-        content's pieces (they drop out of `pieces` once past their last)."""
-        lz = self.lz(st)
-        out: list[int] = []
-        if not lz.pieces:
-            return out
-        live, pools = self.s.live, self.s.pools
-        for sid, top in list(lz.pieces.items()):
-            d0, c0, _ = lz.steady[sid]
-            upto = c0 + lz.dcount - d0 + 1  # computed after this step
-            if upto > top:
-                del lz.pieces[sid]
-                continue
-            run = live[sid].run
-            assert run is not None
-            if upto % pools[run.h.pool].block == 0:
-                out.append(sid)
-        return out
 
     def bulk_iteration(self, st: StageState, order: list[tuple[int, int, int]]) -> bool:
         lz = self.lz(st)
         s = self.s
         n0 = s.n_events
+        preempts0 = s.counters["preemptions"]
         st.planning = True
         st.budget_left = st.budget - len(lz.steady)
         st.preempted = False
@@ -423,75 +421,108 @@ class FastEngine(Engine):
         admitted: list[str] = []
         try:
             # Residents in admission order: plain ones plan as usual, crossing steady ones
-            # take their next block (evicting cache as the per-event mode would).
-            batch: list[HoldState] = []
-            for _, sid, kind in order:
-                if kind == CROSS:
-                    run = s.live[sid].run
-                    assert run is not None
-                    batch.append(run.h)
+            # take their next block (evicting cache, or preempting, as the per-event mode
+            # would). One that preempts itself ends the plan, as in the per-event mode.
+            stop = -1
+            i, n = 0, len(order)
+            while i < n and stop < 0:
+                o, sid, kind = order[i]
+                if kind == CROSS:  # a run of them at once
+                    j = i + 1
+                    while j < n and order[j][2] == CROSS:
+                        j += 1
+                    stop = self.crossing_steps(st, order[i:j])
+                    i = j
                     continue
-                if batch:
-                    self.crossing_blocks(batch)
-                    batch = []
+                i += 1
+                self.point = o
                 if kind == PIECE:  # its token completes a block of its pieces: registered now
                     holder = s.live[sid]
                     run = holder.run
-                    assert run is not None
+                    if sid not in lz.steady or run is None:  # preempted meanwhile
+                        continue
                     d0, c0, _ = lz.steady[sid]
                     blocks.register(s.pools[run.h.pool], run.h, c0 + lz.dcount - d0 + 1, holder)
                     continue
                 sess = s.live.get(sid)
                 if sess is None or sess.run is None or sid not in st.residents:
                     continue
-                runs.serve(self, st, sess)
-            if batch:
-                self.crossing_blocks(batch)
-            admitted = iterations.admit_in_iteration(self, st)
+                if runs.serve(self, st, sess) == "self":
+                    stop = o
+            self.point = 1 << 62
+            if stop >= 0:  # the steady residents past it take no step
+                for sid in list(lz.steady):
+                    sess = s.live[sid]
+                    if runs.resident_order(self, sid) > stop:
+                        st.budget_left += 1
+                        self.make_plain(st, sess)
+            if not st.preempted:
+                admitted = iterations.admit_in_iteration(self, st)
         finally:
             st.planning = False
+            self.point = -1
+        preempted = s.counters["preemptions"] > preempts0
         # Fused iterations are one action: a run cut after its N-th event (`--events`)
         # could stop inside them (and a stretch launched before another stage's event at
         # the same instant would count iterations the per-event mode has not started).
-        pure = not st.scheduled and not admitted and self.fusable and self.stop_after is None
+        pure = (
+            not st.scheduled
+            and not admitted
+            and not preempted
+            and self.fusable
+            and self.stop_after is None
+        )
         fused = self.fusion_length(st) if pure else 1
         lz.fused = fused
         return iterations.launch_iteration(
-            self, st, admitted, False, n0, steady=len(lz.steady), fused=fused
+            self, st, admitted, preempted, n0, steady=len(lz.steady), fused=fused
         )
+
+    def crossing_steps(self, st: StageState, items: list[tuple[int, int, int]]) -> int:
+        """Steady residents crossing into their next block, in resident order (order,
+        sid, CROSS), each take it as its one-token step would (`grow.grow_to`): evicting
+        cache, or preempting when there is none. The order of one that preempted itself
+        (the plan ends there), else -1."""
+        s = self.s
+        lz = self.lz(st)
+        live, pools = s.live, s.pools
+        items = [x for x in items if x[1] in lz.steady]  # not those preempted meanwhile
+        if not items:
+            return -1
+        holds: list[HoldState] = []
+        for _, sid, _ in items:
+            run = live[sid].run
+            assert run is not None
+            holds.append(run.h)
+        pi = holds[0].pool
+        if all(h.pool == pi for h in holds) and len(holds) <= blocks.available(pools[pi]):
+            # Nobody is preempted: all in one go.
+            self.point = items[-1][0]
+            self.crossing_blocks(holds)
+            return -1
+        for (o, sid, _), h in zip(items, holds, strict=True):
+            if sid not in lz.steady:  # preempted meanwhile
+                continue
+            p = pools[h.pool]
+            self.point = o
+            if not grow.preempt_for(self, live[sid], h, p, 1):
+                return o
+            blocks.one_more_block(self, p, h)
+        return -1
 
     def crossing_blocks(self, holds: list[HoldState]) -> None:
         """Each hold (steady residents crossing into a new block, in resident order) gets
         one block, exactly as one `extend_to` after another would give them (evicting
         cache as the per-event mode would)."""
-        s = self.s
-        for h in holds:
-            blocks.one_more_block(self, s.pools[h.pool], h)
-
-    def register_steady(self, st: StageState, k: int) -> None:
-        """The blocks the steady residents complete in the k steady steps from the stage's
-        step count on are registered (as the per-event mode registers them when each
-        step's token is taken). Blocks of pieces were registered step by step already
-        (`bulk_iteration`, `iteration_end`); only a steady resident's private blocks past
-        any its session registered before (`try_steady`) are left: nothing can hit them
-        meanwhile, so registering them once per launched iteration is exact."""
-        lz = self.lz(st)
-        s = self.s
-        d = lz.dcount
-        for pi in st.memory:
-            p = s.pools[pi]
-            block = p.block
-            phases = range(block) if k >= block else [(d + i + 1) % block for i in range(k)]
-            for phase in phases:
-                bucket = lz.buckets.get((pi, phase))
-                if not bucket:
-                    continue
-                for sid in bucket:
-                    sess = s.live[sid]
-                    run = sess.run
-                    assert run is not None
-                    d0, c0, _ = lz.steady[sid]
-                    blocks.register(p, run.h, c0 + d + k - d0, sess)
+        pools = self.s.pools
+        i, n = 0, len(holds)
+        while i < n:  # runs of one pool at once
+            pi = holds[i].pool
+            j = i + 1
+            while j < n and holds[j].pool == pi:
+                j += 1
+            blocks.one_more_each(self, pools[pi], holds[i:j])
+            i = j
 
     def fusion_length(self, st: StageState) -> int:
         """How many steady-only iterations can run as one: until a run finishes or must
@@ -514,7 +545,7 @@ class FastEngine(Engine):
         if fused <= 1 or duration <= 0:
             lz.fused = 1 if lz.steady else 0
             if lz.fused:
-                self.register_steady(st, 1)
+                register_steady(s, st, lz, 1)
             return end
         # Fuse iterations 2..k while each ends strictly before the next action is due,
         # the blocks they cross can be found and nothing they do changes what a waiting
@@ -563,7 +594,7 @@ class FastEngine(Engine):
                         cross.extend((runs.resident_order(self, sid), pi, sid) for sid in bucket)
                 if not all(guards[pi].take(self, st, n) for pi, n in want.items()):
                     break
-                done = self.pieces_at(st, d, guards) if lz.pieces else []
+                done = pieces_at(s, st, lz, d, guards) if lz.pieces else []
                 if done is None:
                     break
                 hs = {x[3] for x in done}
@@ -594,54 +625,20 @@ class FastEngine(Engine):
             else:
                 s.now = t_j
                 self.crossing_blocks(holds)
-        for pi, holds in batch.items():  # pools do not share blocks: one at a time
-            fuse.cross(self, s.pools[pi], holds)
+        for holds in batch.values():  # pools do not share blocks: one at a time
+            self.crossing_blocks(holds)
         # Then the piece blocks their steps complete, each resident's at once: none was
         # registered when the stretch began, so no eviction above touched a copy of one
-        # (`pieces_at`), and none is registered twice.
+        # (`steady.pieces_at`), and none is registered twice.
         for (pi, sid), upto in regs.items():
             sess = live[sid]
             blocks.register(s.pools[pi], sess.run.h, upto, sess)  # type: ignore[union-attr]
         s.now = start
         lz.fused = k
-        self.register_steady(st, k)
+        register_steady(s, st, lz, k)
         st.iteration += k - 1
         s.counters["iterations"] += k - 1
         return t if k > 1 else end
-
-    def pieces_at(
-        self, st: StageState, d: int, guards: dict[int, fuse.Guard]
-    ) -> list[tuple[int, int, int, int]] | None:
-        """The piece blocks that steady step d completes, in resident order, as (pool, sid,
-        computed after it, the block's hash); None when one of them may not be registered
-        inside a stretch: its hash is the next one a waiting head's lookup would take (its
-        hit would grow), or the pool had it registered already (a copy the stretch may
-        evict: whether the new one counts as a duplicate would depend on the order)."""
-        lz = self.lz(st)
-        s = self.s
-        out: list[tuple[int, int, int, int]] = []
-        for pi in st.memory:
-            p = s.pools[pi]
-            B = p.block
-            bucket = lz.buckets.get((pi, (d + 1) % B))  # computed + 1 ≡ 0 (mod B) after d
-            if not bucket:
-                continue
-            table = p.ledger.table
-            for sid in bucket:
-                top = lz.pieces.get(sid)
-                if top is None:
-                    continue
-                d0, c0, _ = lz.steady[sid]
-                upto = c0 + d - d0 + 1
-                if upto > top:
-                    continue
-                run = s.live[sid].run
-                assert run is not None
-                h = run.h.table.content.block_hash(upto // B - 1, B)
-                if h == guards[pi].after or h in table:
-                    return None
-                out.append((pi, sid, upto, h))
-        return out
 
     def end_iteration(self, st: StageState) -> None:
         lz = self.lz(st)

@@ -1,5 +1,4 @@
-"""The fast mode's fused stretches: what one may evict and register while a hold waits,
-and its crossings in bulk.
+"""The fast mode's fused stretches: what one may evict and register while a hold waits.
 
 A fused stretch (`fast.FastEngine.iteration_end`) stands for iterations in which only
 steady decoding happens. In the per-event mode each of those iterations, after its
@@ -29,9 +28,8 @@ entries in release order, each from its tail (`guard`). Under `evict by` the key
 worked out at each eviction and may read the clock: there a stretch takes only free
 blocks while a hold waits.
 
-`cross` gives a pool's crossing holds their next block each, as `blocks.one_more_block`
-one after another would, evicting the same blocks in one pass per entry (the lean mode:
-the evict events are counted, not made; the last one is made, for a halt's message).
+A stretch's crossings are then taken in one ledger pass per pool
+(`fast.FastEngine.crossing_blocks`, `blocks.one_more_each`).
 
 A stretch stands for attempts only where they are all alike: `fusable` (no checks, no
 spills, no attempt that reads the time) and `drawing` (holds whose attempt draws from
@@ -44,7 +42,7 @@ from typing import TYPE_CHECKING
 
 from pooltui.lang.errors import SpecRuntimeError
 from pooltui.lang.ir import Draw, Hold, Run, Var
-from pooltui.sim import admit, blocks, watch
+from pooltui.sim import admit, blocks
 from pooltui.sim.codes import Number
 from pooltui.sim.ledger import Hit
 from pooltui.sim.state import Hold as HoldState
@@ -227,49 +225,3 @@ def still_blocked(eng: Engine, st: StageState, g: Guard, cut: int, taken: int) -
     grown = max(plan.size, plan.hit + tokens)
     need = max(blocks.nb(p, grown), blocks.nb(p, plan.need)) - len(plan.found.blocks)
     return need > g.room0 - taken - plan.found.cached
-
-
-def cross(eng: Engine, p: PoolState, holds: list[HoldState]) -> None:
-    """Each hold (steady residents crossing into their next block, in order) gets one
-    block, as `blocks.one_more_block` one after another would give them: the free ones
-    first (the stack's top first), then each hold the block it evicts. The evictions are
-    taken entry by entry, tail first, and put on the free stack in the order the holds
-    take them; each counts as its own `evict` event (one per crossing, of one block)."""
-    L = p.ledger
-    s = eng.s
-    B = p.block
-    n = len(holds)
-    k = n if L.total < 0 else min(n, len(L.free) + L.fresh)
-    for h in holds[:k]:
-        L.grow(h.table, (len(h.table.blocks) + 1) * B)
-        watch.hold(eng, h)
-    rest = holds[k:]
-    if not rest:
-        return
-    pd = eng.t.pools[p.decl]
-    m = len(rest) - 1  # evicted in bulk; the last crossing's eviction is made as usual
-    simple = pd.evict_keys is None and pd.spill_when is None
-    # The livelock guard counts events without the clock moving: if it would stop the run
-    # inside the batch, the crossings go one by one so it stops where it does per event.
-    if not simple or s.n_events + m - s.progress >= eng.still_limit or m == 0:
-        for h in rest:
-            blocks.one_more_block(eng, p, h)
-        return
-    left = m
-    while left:
-        e = L.lru()
-        assert e is not None  # the stretch counted the cache it evicts
-        take = min(left, len(e.blocks))
-        L.evict_ids(e.order, take)  # pushed tail first
-        left -= take
-    free = L.free
-    top = free[len(free) - m :]
-    top.reverse()  # the first evicted is popped first
-    free[len(free) - m :] = top
-    s.counters["evictions"] += m
-    s.counters["evicted_units"] += m * B
-    s.n_events += m
-    for h in rest[:m]:
-        L.grow(h.table, (len(h.table.blocks) + 1) * B)
-        watch.hold(eng, h)
-    blocks.one_more_block(eng, p, rest[m])

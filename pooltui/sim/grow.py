@@ -43,16 +43,8 @@ def grow_to(
         )
         return "rejected"
     need = blocks.nb(p, new_size) - len(h.table.blocks)
-    pd = eng.t.pools[p.decl]
-    while need > blocks.available(p):
-        if pd.ir.preempt != "lifo" or p.stage is None:
-            break
-        victim = lifo_victim(eng, p)
-        if victim is None:
-            break
-        eng.preempt(victim, sess, p, need)
-        if victim is h:
-            return "self"
+    if not preempt_for(eng, sess, h, p, need):
+        return "self"
     if need > blocks.available(p):
         if sess.state != S_GROW_WAIT and (sess.run is None or sess.run.phase != "grow-wait"):
             eng.emit(
@@ -78,6 +70,23 @@ def grow_to(
             data=(("added_blocks", need),),
         )
     return "ok"
+
+
+def preempt_for(eng: Engine, sess: Session, h: HoldState, p: PoolState, need: int) -> bool:
+    """With preempt lifo, preempt the most recently admitted residents of p's stage until
+    `need` more blocks of p can be found for hold h. False when h itself was preempted."""
+    if need <= blocks.available(p):
+        return True
+    if eng.t.pools[p.decl].ir.preempt != "lifo" or p.stage is None:
+        return True
+    while need > blocks.available(p):
+        victim = lifo_victim(eng, p)
+        if victim is None:
+            break
+        eng.preempt(victim, sess, p, need)
+        if victim is h:
+            return False
+    return True
 
 
 def lifo_victim(eng: Engine, p: PoolState) -> HoldState | None:

@@ -25,7 +25,7 @@ from collections.abc import Callable
 
 from pooltui.lang.words import number
 from pooltui.sim import ledgercheck
-from pooltui.sim.snapshot import Violation
+from pooltui.sim.events import Violation
 from pooltui.sim.state import S_FOREVER, S_RELOADING, Hold, PoolState, Session, StageState, State
 from pooltui.sim.watch import PREEMPTED, QUEUED, Watch, start
 

@@ -3,7 +3,8 @@
 
 It owns one pool member's physical blocks (free ids, reference counts, registered hashes),
 the table hash -> registered copies, the cache entries (one per release), the holds' block
-tables (`Table`); content identity is `content.py`'s (`Content`).
+tables (`Table`; its records are `ledgertypes.py`'s); content identity is `content.py`'s
+(`Content`).
 It may not touch the engine, its events, clock or policies: it never chooses what to evict
 (the caller orders `entries`), never emits, and imports neither the engine nor textual nor
 rich. Plain data only (pickled into debugger checkpoints); memory follows the blocks in use,
@@ -20,77 +21,15 @@ from collections.abc import Sequence
 from mypy_extensions import mypyc_attr
 
 from pooltui.sim.content import BUCKET, Content
-
-Number = int | float
-Attrs = dict[str, Number] | None
+from pooltui.sim.ledgertypes import Attrs, Number
+from pooltui.sim.ledgertypes import CacheEntry as CacheEntry  # the ledger's records, as before
+from pooltui.sim.ledgertypes import Evicted as Evicted
+from pooltui.sim.ledgertypes import Hit as Hit
+from pooltui.sim.ledgertypes import Table as Table
 
 NONE = -1  # no hash / no entry / no holder
 DIRTY_LIMIT = 1 << 16  # hash buckets remembered as changed (then every cached run goes)
 FREE, HELD, CACHED = "free", "held", "cached"  # block states in snapshots
-
-
-@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
-class Hit:
-    """A lookup's result: the physical blocks of the hit, in chain order."""
-
-    __slots__ = ("blocks", "cached", "shared", "units")
-
-    def __init__(self) -> None:
-        self.blocks: list[int] = []
-        self.units = 0
-        self.cached = 0  # hit blocks with count 0 (each takes one unit of room)
-        self.shared = 0  # hit blocks held by other holds (cost nothing)
-
-
-@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
-class Table:
-    """A hold's block table in one pool."""
-
-    __slots__ = ("blocks", "content", "hid", "nreg", "size")
-
-    def __init__(self, hid: int, content: Content) -> None:
-        self.hid = hid
-        self.content = content
-        self.blocks: list[int] = []  # physical ids, chain order
-        self.size = 0  # units; len(blocks) == ceil(size / block)
-        self.nreg = 0  # leading blocks registered with this content (the hit's first)
-
-
-@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
-class CacheEntry:
-    """The blocks one release (or one landed spill) left at count 0, chain order."""
-
-    __slots__ = ("attrs", "block", "blocks", "last", "order", "serial", "sid", "spilled")
-
-    def __init__(
-        self, order: int, sid: int, block: int, last: float, attrs: Attrs = None, serial: int = 0
-    ) -> None:
-        self.order = order  # release order in this pool; the key in Ledger.entries
-        self.sid = sid
-        self.block = block
-        self.blocks: list[int] = []
-        self.last = last  # release time (a reload's touch refreshes it)
-        self.attrs: dict[str, Number] = dict(attrs) if attrs is not None else {}
-        self.serial = serial
-        self.spilled = False  # landed from a spill
-
-    @property
-    def units(self) -> int:
-        return len(self.blocks) * self.block
-
-
-@mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
-class Evicted:
-    """An evicted block and the content it held: units [lo, hi) of `content`."""
-
-    __slots__ = ("block", "content", "hi", "index", "lo")
-
-    def __init__(self, block: int, content: Content, index: int, size: int) -> None:
-        self.block = block
-        self.content = content
-        self.index = index
-        self.lo = index * size
-        self.hi = self.lo + size
 
 
 @mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
@@ -390,16 +329,83 @@ class Ledger:
             self.mark_table(t, start, len(t.blocks))
         return ids
 
+    def one_more_each(self, tables: list[Table]) -> list[tuple[int, int, int, int]]:
+        """Each table (in order) grows by one block, exactly as one `grow` by a block
+        after another would, the caller having evicted first from the least recently
+        released entry (`short`, `lru`, `evict_ids`): a block from the free stack, else a
+        never-used id, else the tail block of the first entry, evicted (it goes through
+        the free stack, so the table takes it). The caller checked the room (`room`).
+        Returns the evictions in order: (entry order, its session, the block, blocks
+        left in the entry)."""
+        out: list[tuple[int, int, int, int]] = []
+        free, entries, block, track = self.free, self.entries, self.block, self.track
+        ref, bhash, bcontent, bidx = self.ref, self.bhash, self.bcontent, self.bidx
+        owner, bentry, table, dirty = self.owner, self.bentry, self.table, self.dirty
+        for t in tables:
+            j = len(t.blocks)
+            if free:
+                b = free.pop()
+            elif self.fresh > 0 or self.total < 0:
+                if self.total >= 0:
+                    self.fresh -= 1
+                b = len(ref)
+                ref.append(0)
+                bhash.append(NONE)
+                bcontent.append(None)
+                bidx.append(0)
+                bentry.append(NONE)
+                owner.append(NONE)
+            else:  # `evict_ids(order, 1)`, inline
+                e = next(iter(entries.values()))
+                b = e.blocks.pop()
+                h = bhash[b]
+                self.epoch += 1
+                dirty[h >> BUCKET] = self.epoch
+                copies = table[h]
+                if len(copies) == 1:
+                    del table[h]
+                else:
+                    self.dups -= 1
+                    copies.remove(b)
+                bhash[b] = NONE
+                bentry[b] = NONE
+                if len(dirty) > DIRTY_LIMIT:
+                    self._dirtied()
+                self.cached -= 1
+                if track:
+                    self.th.add(h)
+                    self.tb.add(b)
+                    self.te.add(e.order)
+                if not e.blocks:
+                    del entries[e.order]
+                out.append((e.order, e.sid, b, len(e.blocks)))
+            bcontent[b] = t.content
+            bidx[b] = j
+            owner[b] = t.hid
+            ref[b] = 1
+            t.blocks.append(b)
+            if t.size < (j + 1) * block:
+                t.size = (j + 1) * block
+            if track:
+                self.tb.add(b)
+                self.mark_table(t, j, j + 1)
+        self.allocated += len(tables)
+        return out
+
     def register(self, t: Table, computed: int) -> tuple[int, int]:
         """The tokens taken complete t's blocks below `computed` units: register each not
         yet registered under its hash (a copy appended in registration order).
         Returns (blocks registered, of which duplicates)."""
-        last = min(computed // self.block, len(t.blocks))
+        block = self.block
+        last = min(computed // block, len(t.blocks))
         lo = t.nreg
         if last <= lo:
             return 0, 0
+        content = t.content
+        if last == lo + 1 and last * block > content.total and not self.track:
+            return 1, self._register_one(t, content.panc + last * block - content.total)
         n, dup = last - lo, 0
-        hs = t.content.hashes(self.block, lo, last)
+        hs = content.hashes(block, lo, last)
         ids = t.blocks[lo:last]
         table, bhash = self.table, self.bhash
         for b, h in zip(ids, hs, strict=True):
@@ -422,6 +428,32 @@ class Ledger:
         self.dups += dup
         self.dup_registrations += dup
         return n, dup
+
+    def register_each(self, tables: list[Table], computed: list[int]) -> None:
+        """`register` for each table in turn (tables[i] to computed[i] units)."""
+        block = self.block
+        for t, upto in zip(tables, computed, strict=True):
+            last = min(upto // block, len(t.blocks))
+            content = t.content
+            if last == t.nreg + 1 and last * block > content.total and not self.track:
+                self._register_one(t, content.panc + last * block - content.total)
+            else:
+                self.register(t, upto)
+
+    def _register_one(self, t: Table, h: int) -> int:
+        """Register t's next block, of its private stream (a decode step's, mostly), under
+        its hash h (`Content.prefix_hash`: one addition). Returns 1 if it is a duplicate."""
+        b = t.blocks[t.nreg]
+        self.bhash[b] = h
+        t.nreg += 1
+        copies = self.table.get(h)
+        if copies is None:
+            self.table[h] = [b]
+            return 0
+        copies.append(b)
+        self.dups += 1
+        self.dup_registrations += 1
+        return 1
 
     # ------------------------------------------------------------------ release
     def release(

@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Protocol
 
+from pooltui.sim.events import Violation
 from pooltui.sim.ledger import NONE, Ledger, Table
-from pooltui.sim.snapshot import Violation
 from pooltui.sim.state import State
 
 

@@ -19,16 +19,19 @@ import time
 import zlib
 from array import array
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from pooltui.lang.errors import Diagnostic, SpecRuntimeError
 from pooltui.lang.ir import Expr, Program
 from pooltui.sim.engine import Engine, Env, Schedule, Stats, StopReplay
 from pooltui.sim.eventlog import EventLog, LogReader
-from pooltui.sim.events import Event
-from pooltui.sim.snapshot import Snapshot, Violation
+from pooltui.sim.events import Event, Violation
 from pooltui.sim.state import State
 from pooltui.sim.summary import RunSummary, summarize
 from pooltui.sim.tables import Tables, build_tables
+
+if TYPE_CHECKING:  # headless runs make no snapshot: not loaded by them
+    from pooltui.sim.snapshot import Snapshot
 
 Number = int | float
 

@@ -16,6 +16,7 @@ from typing import Literal, overload
 
 from pooltui.lang.ir import Span
 from pooltui.sim.events import Event
+from pooltui.sim.events import Violation as Violation  # its home is events.py
 
 Number = int | float
 # A session attribute: a number, or (read from a source) a string or a list of them.
@@ -333,16 +334,6 @@ class Counts:
     spills: int
     drops: int
     reloads: int = 0
-
-
-@dataclass(frozen=True, slots=True)
-class Violation:
-    """An invariant of language.md §8 that broke, with the pool and blocks involved."""
-
-    invariant: str
-    message: str
-    pool: str | None = None
-    blocks: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,14 +4,13 @@ It reads the engine; it writes nothing."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from pooltui.lang.records import record
 from pooltui.sim.engine import Engine
 
 Number = int | float
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class ClassSummary:
     name: str
     arrived: int
@@ -22,7 +21,7 @@ class ClassSummary:
     latency: tuple[float, ...]  # seconds from arrival to end, one per finished session
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class PoolSummary:
     label: str
     cap: Number
@@ -31,7 +30,7 @@ class PoolSummary:
     utilisation: float | None  # mean allocated / cap over the run (None for cap inf)
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class LinkSummary:
     """A link stage member over the run: its lanes' busy time (seconds of jobs in service,
     summed over lanes: the jobs that ended, and those in service up to the run's end) and
@@ -45,7 +44,7 @@ class LinkSummary:
     sends: int
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class RunSummary:
     time: float
     events: int

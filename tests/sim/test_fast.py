@@ -254,3 +254,172 @@ def test_the_mooncake_trace_over_three_tiers_agrees_with_invariants_on() -> None
     _, events = _run(text, str(path.parent), fast=False, record=True, invariants=False)
     assert any(e.moment == "reloaded" for e in events)
     check_same(text, str(path.parent), invariants=True)
+
+
+# A bulk iteration that runs out of blocks preempts (lifo) where the per-event plan would,
+# instead of making every steady resident plain again. Two sessions of a vLLM-like hold
+# (block 2, 4 blocks, budget 64) decode one token per iteration once their prefill is done.
+BULK_PREEMPT = """
+stage gpu step { budget 64; seats 4; time 1; }
+pool kv { cap 4 * 2; block 2; evict lru; preempt lifo; queue fifo; admit via gpu; }
+session a {
+  arrive at (0);
+  hold kv (min(max(PA, context + 1), computed + budget_left(gpu))) need (max(PA, context + 1)) {
+    run gpu prefill (PA);
+    run gpu decode (5);
+  }
+}
+session b {
+  arrive at (0);
+  hold kv (min(max(PB, context + 1), computed + budget_left(gpu))) need (max(PB, context + 1)) {
+    run gpu prefill (PB);
+    run gpu decode (5);
+  }
+}
+"""
+
+
+Moment = tuple[float, str, str | None, int | None, tuple[int, ...]]
+
+
+def _bulk_events(pa: int, pb: int, monkeypatch: pytest.MonkeyPatch) -> list[Moment]:
+    text = BULK_PREEMPT.replace("PA", str(pa)).replace("PB", str(pb))
+    check_same(text, ".")
+    check_same(text, ".", invariants=True)
+    from pooltui.sim.fast import FastEngine
+
+    plain: list[int] = []
+    original = FastEngine.make_all_plain
+
+    def spy(self: FastEngine, st: Any) -> None:
+        plain.append(1)
+        original(self, st)
+
+    monkeypatch.setattr(FastEngine, "make_all_plain", spy)
+    _, events = _run(text, ".", fast=True, record=True, invariants=False)
+    assert plain == []  # no iteration fell back to the per-event plan
+    return [
+        (e.time, e.moment, e.session, e.units, e.blocks)
+        for e in events
+        if e.time <= 2 and e.moment in ("admit", "preempt", "enqueue", "evict")
+    ]
+
+
+def test_a_bulk_iteration_preempts_a_later_steady_resident(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Both prompts 3. t0: a admitted with 3 units (blocks 0, 1), b too (2, 3): the pool is
+    # full; both prefill 3. t1: both decode steady, computed 3 -> 4 (no new block; block 1
+    # of each is complete and registered). t2: each crosses into its third block. a goes
+    # first: no free block, no cache, so b (admitted last) is preempted: its 2 registered
+    # blocks stay cached (4 units, blocks 2, 3) and it re-enters the queue's head; then a's
+    # block comes from b's entry, tail first: block 3 (2 units evicted, 2 left). b, no
+    # longer a resident, takes no step.
+    assert _bulk_events(3, 3, monkeypatch)[-5:] == [
+        (0.0, "admit", "a", 3, (0, 1)),
+        (0.0, "admit", "b", 3, (2, 3)),
+        (2.0, "preempt", "b", 4, (2, 3)),
+        (2.0, "enqueue", "b", None, ()),
+        (2.0, "evict", "b", 2, (3,)),
+    ]
+
+
+def test_a_steady_resident_that_preempts_itself_ends_the_bulk_plan(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # a's prompt 3, b's 4. t0: a takes blocks 0, 1 and b blocks 2, 3 (full). t1: a decodes
+    # 3 -> 4 in its two blocks; b, at 4, crosses into its third block: nothing is free or
+    # cached and b is the most recently admitted, so b preempts itself (its 2 registered
+    # blocks cached, 4 units) and the plan ends there. t2: a crosses; its block is b's
+    # cached tail, block 3.
+    assert _bulk_events(3, 4, monkeypatch)[-5:] == [
+        (0.0, "admit", "a", 3, (0, 1)),
+        (0.0, "admit", "b", 4, (2, 3)),
+        (1.0, "preempt", "b", 4, (2, 3)),
+        (1.0, "enqueue", "b", None, ()),
+        (2.0, "evict", "b", 2, (3,)),
+    ]
+
+
+# Preempted in the middle of a bulk plan that has passed it: c[5]'s run holds kw (block 1),
+# its outer kv hold is preempted by a later resident's growth on kv. Its step this
+# iteration was taken (the per-event plan served it): the block it completes is registered
+# and its kw hold holds the token's unit, as the per-event mode has them.
+SERVED_VICTIM = """
+seed 456;
+stage gpu step { budget 64; seats 4; time 1; }
+pool kv { cap 15 * 1; block 1; evict lru; preempt lifo; queue fifo; admit via gpu; }
+pool kw { cap 43 * 1; block 1; evict lru; preempt lifo; queue fifo; admit via gpu; }
+session a[7] {
+  arrive every (draw exponential(0.5));
+  prompt = draw uniform(1, 4);
+  max_tokens = draw uniform(1, 40);
+  hold kv (min(max(prompt, context + 1), computed + budget_left(gpu)))
+       need (max(prompt, context + 1)) {
+    run gpu prefill (prompt);
+    run gpu decode (max_tokens - 1);
+  }
+}
+session b[8] {
+  arrive at (0);
+  prompt = draw uniform(1, 4);
+  max_tokens = draw uniform(1, 40);
+  hold kw (3) {
+    hold kv (min(max(prompt, context + 1), computed + budget_left(gpu)))
+         need (max(prompt, context + 1)) {
+      run gpu prefill (prompt);
+      run gpu decode (max_tokens - 1);
+    }
+  }
+}
+session c[6] {
+  arrive every (draw exponential(0.5));
+  prompt = draw uniform(1, 4);
+  max_tokens = draw uniform(1, 40);
+  hold kv (3) {
+    hold kw (min(max(prompt, context + 1), computed + budget_left(gpu)))
+         need (max(prompt, context + 1)) {
+      run gpu prefill (prompt);
+      run gpu decode (max_tokens - 1);
+    }
+  }
+}
+"""
+
+
+def test_a_steady_resident_preempted_after_its_step_in_a_bulk_plan_agrees() -> None:
+    check_same(SERVED_VICTIM, ".")
+    check_same(SERVED_VICTIM, ".", invariants=True)
+
+
+# Found by test_random_specs_agree: a steady resident crossing into a block (block 1: every
+# step does) after another resident's step preempted it in the same bulk plan takes none.
+PREEMPTED_BEFORE_ITS_CROSSING = """
+seed 0;
+stage gpu step { time 1; prefill chunked; }
+stage pcie link { rate 1; lanes 1; }
+pool kv { cap 5; block 1; evict lru; preempt lifo; queue fifo; admit via gpu; }
+pool q { cap 1; queue fifo; }
+session c0[2] {
+  arrive every (draw exponential(0.2));
+  prompt = draw uniform(1, 1);
+  out = draw uniform(1, 5);
+  repeat (1) {
+    hold kv (max(prompt, context + 1)) content (serial % 2 : 5, "x" : 3) {
+      run gpu prefill (prompt);
+      run gpu decode (out);
+    }
+    wait (0.5);
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("seed, cap, out", [(0, 5, 5), (1, 7, 6)])
+def test_a_steady_resident_preempted_before_its_crossing_agrees(
+    seed: int, cap: int, out: int
+) -> None:
+    text = (
+        PREEMPTED_BEFORE_ITS_CROSSING.replace("seed 0", f"seed {seed}")
+        .replace("cap 5;", f"cap {cap};")
+        .replace("uniform(1, 5)", f"uniform(1, {out})")
+    )
+    check_same(text, ".")

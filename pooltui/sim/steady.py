@@ -1,0 +1,127 @@
+"""The fast mode's steady residents (`fast.py`): their figures, kept beside the state
+(`Lazy`, one per step stage member), and the block work their steps defer: registering
+the private blocks they complete once per launched iteration, and finding which of them
+complete a block of their content's pieces (registered step by step, or, in a fused
+stretch, each resident's at once where no waiting hold could tell: `pieces_at`).
+
+Reads the state and the steady figures; changes blocks only through `blocks`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pooltui.sim import blocks
+from pooltui.sim.state import Hold as HoldState
+from pooltui.sim.state import Session, StageState, State
+
+if TYPE_CHECKING:
+    from pooltui.sim.fuse import Guard
+
+
+class Lazy:
+    """One step stage member's steady residents: the fast mode's own figures, kept beside
+    the state that the per-event rules share (and that history checkpoints)."""
+
+    __slots__ = ("buckets", "dcount", "fused", "marks", "pieces", "plain", "steady")
+
+    def __init__(self) -> None:
+        self.dcount = 0  # steady steps taken so far
+        # sid -> (d0, c0, s0): its computed and steps are c0 / s0 at step count d0, plus
+        # the steps since
+        self.steady: dict[int, tuple[int, int, int]] = {}
+        self.plain: dict[int, None] = {}  # sids of the other residents
+        self.buckets: dict[tuple[int, int], list[int]] = {}  # (pool, phase) -> sids
+        self.marks: list[tuple[int, int, int, int, int]] = []  # (D, kind, order, sid, d0)
+        self.fused = 0  # steady iterations the current iteration stands for (0: none)
+        # sid -> the units up to which its steps complete blocks of its content's pieces
+        # (those blocks are registered step by step, in resident order: anyone may hit
+        # them, so a fused stretch takes such a step only where no waiting hold's
+        # attempt could tell: `pieces_at`)
+        self.pieces: dict[int, int] = {}
+
+
+def completing(s: State, lz: Lazy) -> list[int]:
+    """Steady residents whose step in this iteration completes a block of their
+    content's pieces (they drop out of `pieces` once past their last)."""
+    out: list[int] = []
+    if not lz.pieces:
+        return out
+    live, pools = s.live, s.pools
+    for sid, top in list(lz.pieces.items()):
+        d0, c0, _ = lz.steady[sid]
+        upto = c0 + lz.dcount - d0 + 1  # computed after this step
+        if upto > top:
+            del lz.pieces[sid]
+            continue
+        run = live[sid].run
+        assert run is not None
+        if upto % pools[run.h.pool].block == 0:
+            out.append(sid)
+    return out
+
+
+def register_steady(s: State, st: StageState, lz: Lazy, k: int) -> None:
+    """The blocks the steady residents complete in the k steady steps from the stage's
+    step count on are registered (as the per-event mode registers them when each
+    step's token is taken). Blocks of pieces were registered step by step already
+    (`FastEngine.bulk_iteration`, `FastEngine.iteration_end`); only a steady resident's
+    private blocks past any its session registered before (`FastEngine.try_steady`) are
+    left: nothing can hit them meanwhile, so registering them once per launched iteration
+    is exact."""
+    d = lz.dcount
+    for pi in st.memory:
+        p = s.pools[pi]
+        block = p.block
+        phases = range(block) if k >= block else [(d + i + 1) % block for i in range(k)]
+        holds: list[HoldState] = []
+        uptos: list[int] = []
+        sessions: list[Session] = []
+        for phase in phases:
+            bucket = lz.buckets.get((pi, phase))
+            if not bucket:
+                continue
+            for sid in bucket:
+                sess = s.live[sid]
+                run = sess.run
+                assert run is not None
+                d0, c0, _ = lz.steady[sid]
+                holds.append(run.h)
+                uptos.append(c0 + d + k - d0)
+                sessions.append(sess)
+        if holds:
+            blocks.register_each(p, holds, uptos, sessions)
+
+
+def pieces_at(
+    s: State, st: StageState, lz: Lazy, d: int, guards: dict[int, Guard]
+) -> list[tuple[int, int, int, int]] | None:
+    """The piece blocks that steady step d completes, in resident order, as (pool, sid,
+    computed after it, the block's hash); None when one of them may not be registered
+    inside a fused stretch (`FastEngine.iteration_end`): its hash is the next one a
+    waiting head's lookup would take (its hit would grow), or the pool had it registered
+    already (a copy the stretch may evict: whether the new one counts as a duplicate
+    would depend on the order)."""
+    out: list[tuple[int, int, int, int]] = []
+    for pi in st.memory:
+        p = s.pools[pi]
+        B = p.block
+        bucket = lz.buckets.get((pi, (d + 1) % B))  # computed + 1 ≡ 0 (mod B) after d
+        if not bucket:
+            continue
+        table = p.ledger.table
+        for sid in bucket:
+            top = lz.pieces.get(sid)
+            if top is None:
+                continue
+            d0, c0, _ = lz.steady[sid]
+            upto = c0 + d - d0 + 1
+            if upto > top:
+                continue
+            run = s.live[sid].run
+            assert run is not None
+            h = run.h.table.content.block_hash(upto // B - 1, B)
+            if h == guards[pi].after or h in table:
+                return None
+            out.append((pi, sid, upto, h))
+    return out
