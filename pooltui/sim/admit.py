@@ -183,34 +183,52 @@ def admit_loop(eng: Engine, p: PoolState, st: StageState | None) -> bool:
 def first_run_tokens(
     eng: Engine, h: HoldState, sess: Session, st: StageState, p: PoolState
 ) -> int | None:
-    """Tokens the hold's first run on `st` would take now (None: it would wait)."""
-    if sess.run is not None and hold_frame(eng, sess, h) is not None:
-        if eng.s.stages[sess.run.stage] is not st:
+    """Tokens the hold's first run on `st` would take now that grow h (None: it would
+    wait). A run resumed after h's preemption may work on a hold nested in h that stayed
+    admitted: its tokens are that hold's, must fit the budget and that hold's pool, and
+    grow nothing of h (0)."""
+    run = sess.run
+    if run is not None and hold_frame(eng, sess, h) is not None:
+        if eng.s.stages[run.stage] is not st:
             return 0
-        kind, target, steps_left = (
-            sess.run.kind,
-            sess.run.target,
-            sess.run.target - sess.run.steps,
-        )
-    else:
-        stmt = members.hold_stmt(eng, h)
-        if not stmt.body or not isinstance(stmt.body[0], Run):
+        if run.kind == "decode" and run.steps >= run.target:
             return 0
-        run = stmt.body[0]
-        if runs.stage_of_run(eng, run, sess, p) is not st:
-            return 0
-        kind = run.kind
-        what = "the prefill" if kind == "prefill" else "the decode steps"
-        target = eng.units(eng.value_of(run.amount, sess, h), run.span, what)
-        steps_left = target
-    if kind == "decode" and steps_left <= 0:
+        want = runs.tokens_wanted(run.kind, run.target, run.h)
+        taken = runs.tokens_taken(want, st.budget_left, st.whole)
+        if taken is None or run.h is h:
+            return taken
+        return 0 if inner_room(eng, run.h, run.h.computed + taken) else None
+    stmt = members.hold_stmt(eng, h)
+    if not stmt.body or not isinstance(stmt.body[0], Run):
         return 0
-    return runs.tokens_taken(runs.tokens_wanted(kind, target, h), st.budget_left, st.whole)
+    first = stmt.body[0]
+    if runs.stage_of_run(eng, first, sess, p) is not st:
+        return 0
+    what = "the prefill" if first.kind == "prefill" else "the decode steps"
+    target = eng.units(eng.value_of(first.amount, sess, h), first.span, what)
+    if first.kind == "decode" and target <= 0:
+        return 0
+    return runs.tokens_taken(runs.tokens_wanted(first.kind, target, h), st.budget_left, st.whole)
+
+
+def inner_room(eng: Engine, inner: HoldState, size: int) -> bool:
+    """Whether an admitted hold's pool can give it `size` units without preempting
+    (admission never preempts). A size past its cap or reserve is not a question of room:
+    the run is rejected when it takes the tokens, as any resident's would be. (An inner
+    hold is never on the outer hold's own pool here: lifo would have picked the inner one,
+    admitted later.)"""
+    q = eng.s.pools[inner.pool]
+    if size <= inner.size or size > q.cap:
+        return True
+    if inner.reserve is not None and size > inner.reserve:
+        return True
+    return blocks.nb(q, size) - len(inner.table.blocks) <= blocks.available(q)
 
 
 def try_admit(eng: Engine, p: PoolState, h: HoldState, st: StageState | None) -> int:
     """One admission attempt of a queued hold: ADMITTED, BLOCKED (it waits) or REJECTED.
-    Under a stage (`st`), its first run's tokens must fit this iteration too."""
+    Under a stage (`st`), its first run's tokens must fit this iteration too, counted in
+    the fit of the hold they grow (`first_run_tokens`)."""
     s = eng.s
     sess = s.live[h.sid]
     plan = plan_hold(eng, p, h, sess)
