@@ -246,11 +246,11 @@ def test_random_specs_agree_when_cut(spec: str) -> None:
 
 
 def test_the_mooncake_trace_over_three_tiers_agrees_with_invariants_on() -> None:
-    # benchmarks/tiers.pool cut to its first 200 requests: hash_ids shared across
+    # benchmarks/tiers.pool cut to its first 150 requests (5 reloads): hash_ids shared across
     # conversations, spills down two tiers, and some reloads (holds reloading beside
     # holds that share their hit blocks) - checked after every event in the per-event run.
     path = ROOT / "benchmarks" / "tiers.pool"
-    text = _limited(path, 200)
+    text = _limited(path, 150)
     _, events = _run(text, str(path.parent), fast=False, record=True, invariants=False)
     assert any(e.moment == "reloaded" for e in events)
     check_same(text, str(path.parent), invariants=True)
