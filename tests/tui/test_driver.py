@@ -1,4 +1,8 @@
-"""The controller without Textual: commands against the fake, frames out."""
+"""The controller without Textual: commands against the fake, frames out.
+
+Every test here runs the controller on a simulated clock (the `clock` fixture replaces the
+driver's time module): none reads the machine's clock, so a busy machine changes nothing.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +11,38 @@ from dataclasses import replace
 
 import pytest
 
+from pooltui.tui import driver
 from pooltui.tui.breakpoints import Breakpoint, BreakpointSet
 from pooltui.tui.driver import Command, Controller, Frame, parse_goto
 from tests.tui.fakesim import FakeSim, fake_compile_condition
+
+
+class Clock:
+    """What the driver reads of `time`: wall and CPU clocks that move only when it sleeps
+    (and by `tick` at each wall reading, where a test wants time to pass by itself)."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.tick = 0.0
+
+    def monotonic(self) -> float:
+        self.now += self.tick
+        return self.now
+
+    perf_counter = monotonic
+
+    def thread_time(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.now += max(seconds, 0.0)
+
+
+@pytest.fixture(autouse=True)
+def clock(monkeypatch: pytest.MonkeyPatch) -> Clock:
+    fake = Clock()
+    monkeypatch.setattr(driver, "_time", fake)
+    return fake
 
 
 def run(controller: Controller, cmd: Command) -> list[Frame]:
@@ -44,22 +77,7 @@ def test_continue_stops_at_the_end_without_breakpoints() -> None:
     assert frame.snapshot.finished
 
 
-def simulated_clock(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The driver's clock is simulated: a sleep moves it on at once (no test waits on the
-    machine's clock, and a busy machine changes nothing)."""
-    from pooltui.tui import driver
-
-    clock = [0.0]
-
-    def sleep(seconds: float) -> None:
-        clock[0] += max(seconds, 0.0)
-
-    monkeypatch.setattr(driver._time, "monotonic", lambda: clock[0])
-    monkeypatch.setattr(driver._time, "sleep", sleep)
-
-
-def test_a_pause_interrupts_a_long_run_between_steps(monkeypatch: pytest.MonkeyPatch) -> None:
-    simulated_clock(monkeypatch)
+def test_a_pause_interrupts_a_long_run_between_steps() -> None:
     sim = FakeSim()
     c = Controller(sim)
     frames: list[Frame] = []
@@ -122,13 +140,10 @@ def test_parse_goto_rejects_nonsense() -> None:
             parse_goto(text)
 
 
-def test_a_run_follows_a_new_speed_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_run_follows_a_new_speed_at_once(clock: Clock) -> None:
     """At 1 event a second the fake run would take a minute of the (simulated) clock;
     raising `run_rate` while it goes makes it reach the end from where it was, at the new
     speed: the rest of it takes well under that minute."""
-    from pooltui.tui import driver
-
-    simulated_clock(monkeypatch)
     sim = FakeSim()
     c = Controller(sim)
     frames: list[Frame] = []
@@ -140,7 +155,7 @@ def test_a_run_follows_a_new_speed_at_once(monkeypatch: pytest.MonkeyPatch) -> N
 
     c.execute(Command("run", rate=1.0, gen=c.interrupt_gen), post)
     assert frames[-1].final and frames[-1].stop_kind == "end" and sim.finished
-    assert driver._time.monotonic() < len(sim.events) / 2  # not 1 event a second to the end
+    assert clock.now < len(sim.events) / 2  # not 1 event a second to the end
 
 
 @pytest.mark.parametrize(
@@ -163,27 +178,16 @@ def test_the_worker_never_waits_for_the_screen(cmd: Command) -> None:
 
 
 @pytest.mark.parametrize("cmd", [Command("continue"), Command("run", rate=1e6)])
-def test_a_run_posts_at_most_one_frame_per_frame_interval(
-    cmd: Command, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_run_posts_at_most_one_frame_per_frame_interval(cmd: Command, clock: Clock) -> None:
     """On a simulated clock (each reading 1 ms later): progress frames are at least
     FRAME_INTERVAL apart, so the screen is drawn at most at its frame rate."""
-    from pooltui.tui import driver
-
-    clock = [0.0]
-
-    def monotonic() -> float:
-        clock[0] += 0.001
-        return clock[0]
-
-    monkeypatch.setattr(driver._time, "monotonic", monotonic)
-    monkeypatch.setattr(driver._time, "sleep", lambda s: None)
+    clock.tick = 0.001
     c = Controller(FakeSim())
     posted: list[float] = []
 
     def post(frame: Frame) -> None:
         if not frame.final:
-            posted.append(clock[0])
+            posted.append(clock.now)
 
     c.execute(replace(cmd, breakpoints=BreakpointSet()), post)
     assert posted, "a long run shows progress"
