@@ -660,11 +660,10 @@ class FastEngine(Engine):
                 if m[1] == DONE:
                     done.append(sess)
                 # (an EXIT mark: its next step would pass its reserve; it goes on plain)
-            done.sort(key=lambda x: runs.resident_order(self, x.sid))
         # Plain decoders that just took a whole step with a tight hold become steady.
         for sid in plain:
             other = s.live.get(sid)
             if other is not None and other not in done:
                 self.try_steady(st, other)
         del tokens
-        iterations.finish_runs(self, st, done)
+        iterations.finish_runs(self, st, done)  # says them in resident order
