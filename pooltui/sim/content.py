@@ -62,6 +62,26 @@ def chain(prev: int, kh: int, units: int) -> int:
     return anchor(prev, kh) + units
 
 
+# Content's fields a checkpoint keeps (all but the block-hash cache).
+_KEPT = (
+    "anc",
+    "ends",
+    "hp",
+    "keys",
+    "khash",
+    "lk",
+    "lk_blocks",
+    "lk_cached",
+    "lk_epoch",
+    "lk_n",
+    "lk_repoch",
+    "panc",
+    "priv",
+    "sid",
+    "total",
+)
+
+
 @mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
 class Content:
     """A hold's content: pieces (key, units) end to end from unit 0, then session sid's
@@ -126,6 +146,17 @@ class Content:
         self.lk_repoch = -1
         self.lk_n = -1
         self.lk_cached = 0
+
+    def __getstate__(self) -> tuple[object, ...]:
+        """Checkpoints leave out the block hashes (`bh`): a cache, made again as needed,
+        and most of a checkpoint's bytes and time when many holds are live."""
+        return tuple(getattr(self, name) for name in _KEPT)
+
+    def __setstate__(self, state: tuple[object, ...]) -> None:
+        for name, value in zip(_KEPT, state, strict=True):
+            setattr(self, name, value)
+        self.bh = []
+        self.bh_block = 0
 
     def __eq__(self, other: object) -> bool:
         """The same content: the same session's stream after the same pieces."""

@@ -10,8 +10,10 @@ Owns the public view types only; building them is `views`'s business.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
+from itertools import compress
 from typing import Literal, overload
 
 from pooltui.lang.ir import Span
@@ -19,6 +21,9 @@ from pooltui.sim.events import Event
 from pooltui.sim.events import Violation as Violation  # its home is events.py
 
 Number = int | float
+# A queue's planned figures (units, need, hit) are worked out for its first positions only:
+# as many as the Queue panel lists; in vLLM the waiting queue's head is all a step tries.
+QUEUE_PLANNED = 200
 # A session attribute: a number, or (read from a source) a string or a list of them.
 AttrValue = Number | str | tuple[Number | str, ...]
 
@@ -91,6 +96,64 @@ class BlockInfo:
     landing: bool = False
 
 
+class BlockSet(AbstractSet[int]):
+    """Block ids as a byte per block (1: in the set), blocks 0 .. len(bits)-1. Read-only.
+    A snapshot of a pool of tens of thousands of blocks makes it in one C call where a
+    frozenset would make an int object per block."""
+
+    __slots__ = ("_bits",)
+
+    def __init__(self, bits: bytes = b"") -> None:
+        self._bits = bits
+
+    def __contains__(self, i: object) -> bool:
+        return type(i) is int and 0 <= i < len(self._bits) and self._bits[i] == 1
+
+    def __iter__(self) -> Iterator[int]:
+        return compress(range(len(self._bits)), self._bits)
+
+    def __len__(self) -> int:
+        return self._bits.count(1)
+
+    def __repr__(self) -> str:
+        return f"BlockSet({set(self)!r})"
+
+
+class BlockContents(Sequence[tuple[object, int]]):
+    """Per block id (of the ids ever used): (its Content or None, its block index in that
+    content). Two flat sequences, not a tuple of pairs: a snapshot copies them in C."""
+
+    __slots__ = ("_contents", "_indices")
+
+    def __init__(self, contents: Sequence[object], indices: Sequence[int]) -> None:
+        self._contents = contents
+        self._indices = indices
+
+    def __len__(self) -> int:
+        return len(self._contents)
+
+    @overload
+    def __getitem__(self, i: int) -> tuple[object, int]: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[tuple[object, int]]: ...
+    def __getitem__(self, i: int | slice) -> tuple[object, int] | Sequence[tuple[object, int]]:
+        if isinstance(i, slice):
+            return tuple(zip(self._contents[i], self._indices[i], strict=True))
+        return self._contents[i], self._indices[i]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, BlockContents):
+            return list(self._contents) == list(other._contents) and list(self._indices) == list(
+                other._indices
+            )
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"BlockContents({list(self)!r})"
+
+
 @dataclass(frozen=True, slots=True)
 class BlockMap:
     """The physical block map of one pool member.
@@ -110,8 +173,8 @@ class BlockMap:
     owners: tuple[BlockOwner, ...]
     counts: Sequence[int] = ()  # reference counts of blocks 0 .. used-1
     sharers: Mapping[int, tuple[int, ...]] = field(default_factory=dict)  # block -> owners
-    contents: tuple[tuple[object, int], ...] = ()  # (Content or None, its block index)
-    registered: frozenset[int] = frozenset()
+    contents: Sequence[tuple[object, int]] = ()  # (Content or None, its block index)
+    registered: AbstractSet[int] = frozenset()
     duplicates: frozenset[int] = frozenset()
     landing: frozenset[int] = frozenset()  # blocks a reload in flight is loading
 
@@ -213,6 +276,9 @@ class QueueItemView:
     waited: float
     preempted: bool
     enqueued_at: float
+    # False past the first QUEUE_PLANNED positions: units, need and hit are not worked out
+    # (a long queue's tail; a run's frames would spend most of their time on it)
+    planned: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,9 +18,12 @@ from pooltui.sim.engine import Engine
 from pooltui.sim.events import Event
 from pooltui.sim.ledger import NONE
 from pooltui.sim.snapshot import (
+    QUEUE_PLANNED,
     AttrValue,
+    BlockContents,
     BlockMap,
     BlockOwner,
+    BlockSet,
     Cells,
     Counts,
     EntryView,
@@ -53,6 +56,10 @@ Number = int | float
 def _attr(v: object) -> AttrValue:
     """An attribute as a snapshot shows it: numbers normalised; strings and lists (of a
     source's rows) as they are, lists as tuples."""
+    if type(v) is int or type(v) is str:  # most attributes: nothing to do
+        return v
+    if type(v) is float:  # `normal`, inlined: a snapshot converts thousands of these
+        return int(v) if v.is_integer() and abs(v) < 2**53 else v
     if isinstance(v, list | tuple):
         return tuple(x if isinstance(x, str) else normal(x) for x in v)
     if isinstance(v, str):
@@ -61,7 +68,16 @@ def _attr(v: object) -> AttrValue:
     return normal(v)
 
 
-def _hold_view(eng: Engine, sess: Session, h: Hold) -> HoldView:
+def _hold_view(eng: Engine, sess: Session, h: Hold, made: dict[int, HoldView]) -> HoldView:
+    """The view of h, made once per snapshot (`made`, by hold id): the pool's list and the
+    session's show the same."""
+    view = made.get(h.key)
+    if view is None:
+        view = made[h.key] = _new_hold_view(eng, sess, h)
+    return view
+
+
+def _new_hold_view(eng: Engine, sess: Session, h: Hold) -> HoldView:
     p = eng.s.pools[h.pool]
     bs = h.table.blocks
     ref = p.ledger.ref
@@ -77,7 +93,7 @@ def _hold_view(eng: Engine, sess: Session, h: Hold) -> HoldView:
         tuple(bs) if p.nblocks is not None else (),
         h.admitted_at,
         h.admit_order,
-        sum(1 for b in bs if ref[b] > 1),
+        sum(1 for b in bs if ref[b] > 1) if p.ledger.sharers else 0,
         h.reload_units if h.reloading else 0,
     )
 
@@ -121,14 +137,16 @@ def _queue(eng: Engine, p: PoolState) -> tuple[QueueItemView, ...]:
         units: Number | None = None
         need: Number | None = None
         hit = 0
-        counter = sess.counter  # looking must not draw
-        try:
-            plan = admit.plan_hold(eng, p, h, sess)
-            units, hit, need = plan.size, plan.hit, plan.need
-        except Exception:  # a header that cannot be evaluated now is shown as unknown
-            units = None
-        finally:
-            sess.counter = counter
+        planned = pos < QUEUE_PLANNED
+        if planned:
+            counter = sess.counter  # looking must not draw
+            try:
+                plan = admit.plan_hold(eng, p, h, sess)
+                units, hit, need = plan.size, plan.hit, plan.need
+            except Exception:  # a header that cannot be evaluated now is shown as unknown
+                units = None
+            finally:
+                sess.counter = counter
         out.append(
             QueueItemView(
                 sess.name,
@@ -142,6 +160,7 @@ def _queue(eng: Engine, p: PoolState) -> tuple[QueueItemView, ...]:
                 s.now - h.enq_time,
                 h.preempted,
                 h.enq_time,
+                planned,
             )
         )
     return tuple(out)
@@ -152,7 +171,6 @@ def _block_map(eng: Engine, p: PoolState, entries: tuple[EntryView, ...]) -> Blo
         return None
     # Cells, counts and contents cover the ids ever used only: the rest are free.
     L = p.ledger
-    used = len(L.ref)
     owners: list[BlockOwner] = []
     cells: dict[int, int] = {}  # blocks in use only (see Cells)
     by_hold: dict[int, int] = {}
@@ -166,6 +184,9 @@ def _block_map(eng: Engine, p: PoolState, entries: tuple[EntryView, ...]) -> Blo
                 owners.append(BlockOwner("hold", sess.name, sess.sid))
                 k = len(owners)
                 by_hold[h.key] = k
+                if not L.sharers:  # no block has two holders: every block is the hold's
+                    cells.update(dict.fromkeys(h.table.blocks, k))
+                    continue
                 for b in h.table.blocks:
                     if L.owner[b] == h.key:  # a shared block's cell is its first holder's
                         cells[b] = k
@@ -173,11 +194,14 @@ def _block_map(eng: Engine, p: PoolState, entries: tuple[EntryView, ...]) -> Blo
     for ev in entries:
         owners.append(BlockOwner("cached", ev.session, ev.session_id, ev.rank))
         k = len(owners)
-        for b in ev.physical:
-            cells[b] = k
-    contents = tuple(zip(L.bcontent, L.bidx, strict=True))
-    registered = frozenset(b for b in range(used) if L.bhash[b] != NONE)
-    dups = frozenset(b for bs in L.table.values() if len(bs) > 1 for b in bs[1:])
+        cells.update(dict.fromkeys(ev.physical, k))
+    contents = BlockContents(tuple(L.bcontent), array("q", L.bidx))
+    registered = BlockSet(bytes(map(NONE.__ne__, L.bhash)))
+    dups = (
+        frozenset(b for bs in L.table.values() if len(bs) > 1 for b in bs[1:])
+        if L.dups
+        else frozenset()
+    )
     return BlockMap(
         p.nblocks,
         p.block,
@@ -192,7 +216,9 @@ def _block_map(eng: Engine, p: PoolState, entries: tuple[EntryView, ...]) -> Blo
     )
 
 
-def _pool_view(eng: Engine, p: PoolState, tiers: dict[str, list[str]]) -> PoolView:
+def _pool_view(
+    eng: Engine, p: PoolState, tiers: dict[str, list[str]], made: dict[int, HoldView]
+) -> PoolView:
     pd = eng.t.pools[p.decl]
     holds = []
     for sess in eng.s.live.values():
@@ -200,7 +226,7 @@ def _pool_view(eng: Engine, p: PoolState, tiers: dict[str, list[str]]) -> PoolVi
             # A preempted hold between its release and its re-entry holds nothing; a hold
             # being admitted holds its hit while blocks are found past it (evicting).
             if eng.s.pools[h.pool] is p and (h.table.blocks or not (h.queued or h.preempted)):
-                holds.append(_hold_view(eng, sess, h))
+                holds.append(_hold_view(eng, sess, h, made))
     holds.sort(key=lambda hv: hv.admit_order)
     entries = _entries(eng, p)
     free: Number = p.nfree() * p.block if p.nblocks is not None else math.inf
@@ -360,7 +386,8 @@ def build_snapshot(eng: Engine, events: Sequence[Event], cursor: int) -> Snapsho
         if tier is not None:
             label = s.pools[eng.pool_base[tier[0]] + tier[1]].label
             tiers.setdefault(label, []).append(s.pools[pi].label)
-    pools = tuple(_pool_view(eng, p, tiers) for p in s.pools)
+    made: dict[int, HoldView] = {}
+    pools = tuple(_pool_view(eng, p, tiers, made) for p in s.pools)
     sessions = []
     for sid in sorted(s.live):
         sess = s.live[sid]
@@ -375,7 +402,7 @@ def build_snapshot(eng: Engine, events: Sequence[Event], cursor: int) -> Snapsho
                 _session_state(eng, sess),
                 sess.arrived,
                 tuple((k, _attr(v)) for k, v in sess.attrs.items()),
-                tuple(_hold_view(eng, sess, h) for h in sess.holds),
+                tuple(_hold_view(eng, sess, h, made) for h in sess.holds),
                 stmt.span if stmt is not None else None,
             )
         )

@@ -144,6 +144,7 @@ class Controller:
     _last_check_cpu: float = 0.0  # the same in this thread's CPU time
     longest_gap: float = 0.0  # the longest time between two such looks (benchmarks)
     longest_gap_cpu: float = 0.0  # the same in CPU time (a busy machine adds to the first)
+    _progress_snapshot: tuple[tuple[int, int, float], Snapshot] | None = None
 
     def _at_frontier(self) -> bool:
         """Between two actions at the newest event: the state is the simulation's own, so
@@ -230,7 +231,13 @@ class Controller:
         self._sample()
         samples = tuple(self._samples)
         self._samples.clear()
-        snapshot = self.sim.snapshot()
+        # A run's last frame at the state of its last progress frame (a pause that came
+        # while that frame was being built): the same snapshot, not a second one to wait for.
+        at = (self.sim.cursor, len(self.sim.events), self.sim.time)
+        kept, self._progress_snapshot = self._progress_snapshot, None
+        snapshot = kept[1] if kept is not None and kept[0] == at else self.sim.snapshot()
+        if not final:
+            self._progress_snapshot = (at, snapshot)
         start, log = self._log()
         return Frame(
             seq=cmd.seq,

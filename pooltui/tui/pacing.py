@@ -47,7 +47,10 @@ class Pacing:
         if not final and self._clock:
             self._costs = (self._costs[1], now - self._clock)
         self._clock = 0.0 if final else now
-        if not self._frozen:  # the first frame: the debugger is built and on screen
+        if not self._frozen or not final:
+            # The first frame: the debugger is built and on screen. Then each frame of a
+            # run: what the run has added since (the simulation's new sessions and their
+            # state) would otherwise be walked again by every full collection.
             self._frozen = True
             gc.freeze()
 

@@ -12,6 +12,7 @@ from textual.widgets import DataTable, Static
 from pooltui.tui.app import PoolApp
 from pooltui.tui.widgets.blockmap import BlockMapView
 from pooltui.tui.widgets.panels import StagesPanel
+from pooltui.tui.widgets.rows import TextRows
 from tests.tui.conftest import SIZE, keys, make_app, settle, submit
 
 SPECS = Path(__file__).parent / "specs"
@@ -107,7 +108,7 @@ async def test_a_resident_between_iterations_is_idle_not_waiting() -> None:
                 break
             await keys(pilot, "n")
         assert resting, "the spec has a resident between two iterations"
-        stages = str(app.screen.query_one(StagesPanel).query_one(Static).content)
+        stages = str(app.screen.query_one(StagesPanel).query_one(TextRows).content)
         assert "waiting" not in stages
         assert f"{resting[0].session}" in stages and "idle" in stages
 

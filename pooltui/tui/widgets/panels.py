@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from functools import partial
 
 from rich.style import Style
 from rich.text import Text
@@ -20,7 +21,15 @@ from textual.widgets import Static
 
 from pooltui.lang.words import number, value_text
 from pooltui.sim.events import Event
-from pooltui.sim.snapshot import PoolView, Snapshot, StageView, Violation
+from pooltui.sim.snapshot import (
+    QUEUE_PLANNED,
+    PoolView,
+    QueueItemView,
+    ResidentView,
+    Snapshot,
+    StageView,
+    Violation,
+)
 from pooltui.tui.colors import Palette, on, rank_glyph, session_hex
 from pooltui.tui.driver import WatchValue
 from pooltui.tui.messages import SafeRender, guarded_compose
@@ -31,6 +40,7 @@ from pooltui.tui.widgets.legend import (
     pool_legend,
     session_text,
 )
+from pooltui.tui.widgets.rows import Row, TextRows
 
 Number = int | float
 
@@ -312,14 +322,14 @@ class QueuePanel(SafeRender, VerticalScroll):
     """Waiting holds of every pool, in selection order. Redraws when the app sets
     `snapshot`."""
 
-    LIMIT = 200  # rows per pool; the rest is counted
+    LIMIT = QUEUE_PLANNED  # rows per pool (the snapshot's planned head); the rest is counted
 
     snapshot: reactive[Snapshot | None] = reactive(None, always_update=True, repaint=False)
     palette: reactive[Palette] = reactive(Palette, repaint=False)
 
     @guarded_compose
     def compose(self) -> ComposeResult:
-        yield Static(id="queue-body")
+        yield TextRows(id="queue-body")
 
     def watch_snapshot(self) -> None:
         if self.snapshot is not None:
@@ -330,38 +340,47 @@ class QueuePanel(SafeRender, VerticalScroll):
 
     def update_snapshot(self, snap: Snapshot) -> None:
         palette = self.palette
-        text = Text()
-        any_queue = False
+        rows: list[Row] = []
         for pool in snap.pools:
             if not pool.queue:
                 continue
-            any_queue = True
-            text.append(f"{pool.label}  ", Style(bold=True))
-            text.append(f"{len(pool.queue)} waiting{SEP}{pool.queue_policy}\n", "dim")
-            keys_w = max([4] + [len(_keys(item.keys)) for item in pool.queue[: self.LIMIT]])
-            name_w = max([7] + [len(item.session) for item in pool.queue[: self.LIMIT]]) + 2
-            text.append(
-                f"{'#':>3}  {'session':<{name_w}}{'units':>6} {'need':>6} {'reserve':>7} "
-                f"{'hit':>5}  {'keys':<{keys_w}}  {'waited':>8}\n",
-                "dim",
-            )
-            for item in pool.queue[: self.LIMIT]:
-                text.append(f"{item.position:>3}  ")
-                name = session_text(item.session, item.session_id)
-                name.pad_right(max(0, name_w - len(item.session)))
-                text.append_text(name)
-                text.append(
-                    f"{number(item.units, 4):>6} {number(item.need, 4):>6} {number(item.reserve, 4):>7} "
-                    f"{number(item.hit, 4):>5}  {_keys(item.keys):<{keys_w}}  {waited(item.waited):>8}"
+            head = Text()
+            head.append(f"{pool.label}  ", Style(bold=True))
+            head.append(f"{len(pool.queue)} waiting{SEP}{pool.queue_policy}", "dim")
+            rows.append(head)
+            shown = pool.queue[: self.LIMIT]
+            keys_w = max([4] + [len(_keys(item.keys)) for item in shown])
+            name_w = max([7] + [len(item.session) for item in shown]) + 2
+            rows.append(
+                Text(
+                    f"{'#':>3}  {'session':<{name_w}}{'units':>6} {'need':>6} {'reserve':>7} "
+                    f"{'hit':>5}  {'keys':<{keys_w}}  {'waited':>8}",
+                    "dim",
                 )
-                if item.preempted:
-                    text.append("  ⟲ preempted", Style(color=palette.warn, bold=True))
-                text.append("\n")
+            )
+            # Each row is made only when it is on screen.
+            rows.extend(partial(_queue_row, item, name_w, keys_w, palette) for item in shown)
             if len(pool.queue) > self.LIMIT:
-                text.append(f"  … {len(pool.queue) - self.LIMIT} more\n", "dim")
-        if not any_queue:
-            text.append("no hold is waiting", "dim italic")
-        set_text(self.query_one("#queue-body", Static), text, grow_only=running(self))
+                rows.append(Text(f"  … {len(pool.queue) - self.LIMIT} more", "dim"))
+        if rows:
+            rows.append(Text())  # as the stages: a blank row ends the list
+        else:
+            rows.append(Text("no hold is waiting", "dim italic"))
+        self.query_one("#queue-body", TextRows).update_rows(rows, grow_only=running(self))
+
+
+def _queue_row(item: QueueItemView, name_w: int, keys_w: int, palette: Palette) -> Text:
+    text = Text(f"{item.position:>3}  ")
+    name = session_text(item.session, item.session_id)
+    name.pad_right(max(0, name_w - len(item.session)))
+    text.append_text(name)
+    text.append(
+        f"{number(item.units, 4):>6} {number(item.need, 4):>6} {number(item.reserve, 4):>7} "
+        f"{number(item.hit, 4):>5}  {_keys(item.keys):<{keys_w}}  {waited(item.waited):>8}"
+    )
+    if item.preempted:
+        text.append("  ⟲ preempted", Style(color=palette.warn, bold=True))
+    return text
 
 
 # A resident between two iterations is "waiting" in the simulator's snapshot; vLLM users
@@ -374,7 +393,10 @@ def phase_word(phase: str) -> str:
     return PHASE_WORDS.get(phase, phase)
 
 
-def stage_text(stage: StageView, palette: Palette) -> Text:
+def stage_rows(stage: StageView, palette: Palette) -> list[Row]:
+    """A stage's rows: its head, then a row per resident (or link job), each resident's
+    made only when it is on screen (a full GPU has hundreds)."""
+    rows: list[Row] = []
     text = Text()
     text.append(f"{stage.label}  ", Style(bold=True))
     if stage.kind == "step":
@@ -386,55 +408,69 @@ def stage_text(stage: StageView, palette: Palette) -> Text:
         if stage.preempted:
             text.append(SEP, "dim")
             text.append("preempted", Style(color=palette.warn, bold=True))
-        text.append("\n")
-        text.append(
+        rows.append(text)
+        text = Text(
             f"  budget {number(stage.budget, 4)}: used {number(stage.budget_used, 4)}, left {number(stage.budget_left, 4)}"
             f"{SEP}seats {number(stage.seats, 4)}: left {number(stage.seats_left, 4)}"
         )
         if stage.memory:
             text.append(f"{SEP}memory {', '.join(stage.memory)}", "dim")
-        text.append("\n")
+        rows.append(text)
         if stage.reloading:
-            text.append(f"  reloading (no seat, no tokens yet): {', '.join(stage.reloading)}\n")
+            rows.append(Text(f"  reloading (no seat, no tokens yet): {', '.join(stage.reloading)}"))
         if stage.residents:
-            text.append("  session        phase      tokens computed context  progress\n", "dim")
-        for r in stage.residents:
-            text.append("  ")
-            name = session_text(r.session, r.session_id)
-            name.pad_right(max(0, 13 - len(r.session)))
-            text.append_text(name)
-            phases = {
-                "prefill": palette.allocated,
-                "decode": palette.good,
-                "recompute": palette.warn,
-            }
-            phase_style = phases.get(r.phase, palette.muted)
-            text.append(f"  {phase_word(r.phase):<9}", Style(color=phase_style))
-            progress = (
-                f"{number(r.computed, 4)}/{number(r.target, 4)}" if r.phase in ("prefill", "recompute")
-                else f"step {r.steps_done}/{number(r.target, 4)}"
-            )  # fmt: skip
-            text.append(
-                f" {r.tokens:>6} {number(r.computed, 4):>8} {number(r.context, 4):>7}  {progress}\n"
+            rows.append(
+                Text("  session        phase      tokens computed context  progress", "dim")
             )
-    else:
-        text.append(
-            f"link{SEP}rate {number(stage.rate, 4)}{SEP}lanes {stage.lanes}{SEP}"
-            f"queued {len(stage.queued_jobs)}\n",
-            "dim",
-        )
-        for job in stage.jobs:
-            text.append("  ")
-            text.append_text(session_text(job.session, job.session_id))
-            text.append(f" {job.what}  ")
-            filled = round(job.progress * 20)
-            text.append("█" * filled, Style(color=session_hex(job.session_id)))
-            text.append("░" * (20 - filled), "dim")
-            text.append(f" {job.progress * 100:3.0f}%\n")
-        for job in stage.queued_jobs:
-            text.append("  queued: ", "dim")
-            text.append_text(session_text(job.session, job.session_id))
-            text.append(f" {job.what}\n", "dim")
+        rows.extend(partial(_resident_row, r, palette) for r in stage.residents)
+        return rows
+    text.append(
+        f"link{SEP}rate {number(stage.rate, 4)}{SEP}lanes {stage.lanes}{SEP}"
+        f"queued {len(stage.queued_jobs)}",
+        "dim",
+    )
+    rows.append(text)
+    for job in stage.jobs:
+        text = Text("  ")
+        text.append_text(session_text(job.session, job.session_id))
+        text.append(f" {job.what}  ")
+        filled = round(job.progress * 20)
+        text.append("█" * filled, Style(color=session_hex(job.session_id)))
+        text.append("░" * (20 - filled), "dim")
+        text.append(f" {job.progress * 100:3.0f}%")
+        rows.append(text)
+    for job in stage.queued_jobs:
+        text = Text("  queued: ", "dim")
+        text.append_text(session_text(job.session, job.session_id))
+        text.append(f" {job.what}", "dim")
+        rows.append(text)
+    return rows
+
+
+def stage_text(stage: StageView, palette: Palette) -> Text:
+    """A stage's rows as one text, every row made."""
+    return Text("\n").join(
+        row if isinstance(row, Text) else row() for row in stage_rows(stage, palette)
+    )
+
+
+def _resident_row(r: ResidentView, palette: Palette) -> Text:
+    text = Text("  ")
+    name = session_text(r.session, r.session_id)
+    name.pad_right(max(0, 13 - len(r.session)))
+    text.append_text(name)
+    phases = {
+        "prefill": palette.allocated,
+        "decode": palette.good,
+        "recompute": palette.warn,
+    }
+    phase_style = phases.get(r.phase, palette.muted)
+    text.append(f"  {phase_word(r.phase):<9}", Style(color=phase_style))
+    progress = (
+        f"{number(r.computed, 4)}/{number(r.target, 4)}" if r.phase in ("prefill", "recompute")
+        else f"step {r.steps_done}/{number(r.target, 4)}"
+    )  # fmt: skip
+    text.append(f" {r.tokens:>6} {number(r.computed, 4):>8} {number(r.context, 4):>7}  {progress}")
     return text
 
 
@@ -447,7 +483,7 @@ class StagesPanel(SafeRender, VerticalScroll):
 
     @guarded_compose
     def compose(self) -> ComposeResult:
-        yield Static(id="stages-body")
+        yield TextRows(id="stages-body")
 
     def watch_snapshot(self) -> None:
         if self.snapshot is not None:
@@ -457,14 +493,16 @@ class StagesPanel(SafeRender, VerticalScroll):
         self.watch_snapshot()
 
     def update_snapshot(self, snap: Snapshot) -> None:
-        text = Text()
+        rows: list[Row] = []
         for i, stage in enumerate(snap.stages):
             if i:
-                text.append("\n")
-            text.append_text(stage_text(stage, self.palette))
-        if not snap.stages:
-            text.append("no stage", "dim italic")
-        set_text(self.query_one("#stages-body", Static), text, grow_only=running(self))
+                rows.append(Text())
+            rows.extend(stage_rows(stage, self.palette))
+        if snap.stages:
+            rows.append(Text())  # a blank row ends the list (room under the last row)
+        else:
+            rows.append(Text("no stage", "dim italic"))
+        self.query_one("#stages-body", TextRows).update_rows(rows, grow_only=running(self))
 
 
 def watches_text(values: Iterable[WatchValue], palette: Palette) -> Text:
@@ -580,10 +618,14 @@ def inspect_session_text(snap: Snapshot, session_id: int | None, name: str | Non
     for pool in snap.pools:
         for item in pool.queue:
             if item.session_id == session_id:
+                figures = (
+                    f"units {number(item.units, 4)}, hit {number(item.hit, 4)}"
+                    if item.planned
+                    else f"units and hit worked out for the first {QUEUE_PLANNED} only"
+                )
                 text.append(
-                    f"queued on {pool.label} at position {item.position}: units {number(item.units, 4)}, "
-                    f"hit {number(item.hit, 4)}, waited {waited(item.waited)}"
-                    f"{', preempted' if item.preempted else ''}\n"
+                    f"queued on {pool.label} at position {item.position}: {figures}, "
+                    f"waited {waited(item.waited)}{', preempted' if item.preempted else ''}\n"
                 )
         for e in pool.entries:
             if e.session_id == session_id:

@@ -1,0 +1,109 @@
+"""Snapshots of big states: what a snapshot works out for a long queue, and the compact
+block sets it carries (issue 13: `space` within 100 ms on a full GPU).
+
+Worked from docs/decisions.md ("The debugger"): a snapshot works out a queued hold's
+planned figures (units, need, hit) for the first QUEUE_PLANNED positions of its queue only,
+the rows the Queue panel lists; the rest keep their position, wait and keys, with no
+figures (`planned` false). Everything else a snapshot says is unchanged.
+"""
+
+from __future__ import annotations
+
+import pickle
+
+from pooltui.sim.snapshot import QUEUE_PLANNED, BlockContents, BlockSet
+from tests.sim.helpers import sim_of
+
+# 250 sessions arrive at 0 and each wants one block (8 units) of a one-block pool. At that
+# instant all 250 arrive first (by index), each hold queued; then the instant settles and
+# the gpu's first iteration admits req[0] (docs/decisions.md, "Time and order"). So the
+# queue is longest, 250 holds in arrival order, after the last arrival.
+LONG_QUEUE = """
+stage gpu step {
+  budget 64;
+  seats 1;
+  time 1;
+}
+
+pool kv {
+  cap 8;
+  block 8;
+  evict lru;
+  preempt none;
+  queue fifo;
+  admit via gpu;
+}
+
+session req[250] {
+  arrive at (0);
+  hold kv (8) {
+    run gpu prefill (8);
+  }
+}
+"""
+
+
+def test_a_long_queue_has_figures_for_its_head_only() -> None:
+    sim = sim_of(LONG_QUEUE)
+    snap = None
+    while sim.step() is not None:
+        snap = sim.snapshot()
+        if len(snap.pool("kv").queue) == 250:
+            break
+    assert snap is not None
+    queue = snap.pool("kv").queue
+    assert len(queue) == 250 > QUEUE_PLANNED == 200
+    assert [item.position for item in queue] == list(range(250))
+    assert [item.session for item in queue] == [f"req[{i}]" for i in range(250)]
+    head, tail = queue[:QUEUE_PLANNED], queue[QUEUE_PLANNED:]
+    # The head: its header now, 8 units, nothing cached to hit.
+    assert all(item.planned and item.units == 8 and item.hit == 0 for item in head)
+    # The tail: no figures, but where it is and how long it has waited.
+    assert all(not item.planned and item.units is None and item.need is None for item in tail)
+    assert all(item.hit == 0 and item.waited == 0 for item in tail)
+
+
+def test_a_short_queue_is_planned_whole() -> None:
+    sim = sim_of(LONG_QUEUE.replace("req[250]", "req[5]"))
+    longest = 0
+    while sim.step() is not None:
+        queue = sim.snapshot().pool("kv").queue
+        longest = max(longest, len(queue))
+        assert all(item.planned and item.units == 8 for item in queue)
+    assert longest == 5
+
+
+def test_block_set_is_a_set_of_block_ids() -> None:
+    s = BlockSet(bytes([0, 1, 1, 0, 1]))
+    assert 1 in s and 2 in s and 4 in s
+    assert 0 not in s and 3 not in s and 5 not in s and -1 not in s and "1" not in s
+    assert list(s) == [1, 2, 4] and len(s) == 3
+    assert {1, 2} <= s and s == {1, 2, 4} and s == frozenset({1, 2, 4})
+    assert BlockSet() == frozenset() and len(BlockSet()) == 0
+    assert repr(s) == "BlockSet({1, 2, 4})"
+
+
+def test_block_contents_reads_as_pairs() -> None:
+    c = BlockContents(("a", None, "b"), [3, 0, 1])
+    assert len(c) == 3
+    assert c[0] == ("a", 3) and c[1] == (None, 0) and c[2] == ("b", 1)
+    assert list(c) == [("a", 3), (None, 0), ("b", 1)]
+    assert c[1:] == ((None, 0), ("b", 1))
+    assert c == [("a", 3), (None, 0), ("b", 1)]
+    assert c == BlockContents(["a", None, "b"], (3, 0, 1))
+    assert c != BlockContents(("a", None, "b"), [3, 0, 2])
+    assert repr(c) == "BlockContents([('a', 3), (None, 0), ('b', 1)])"
+
+
+def test_a_checkpoint_leaves_the_block_hashes_out_and_they_come_back_the_same() -> None:
+    from pooltui.sim.content import Content
+
+    c = Content(7, [("system", 32), ([1, 2, 3], 16)])
+    before = c.hashes(16, 0, 8)  # 32 + 48 units of pieces, then 3 blocks of the private stream
+    assert len(c.bh) >= 8
+    data = pickle.dumps(c, protocol=pickle.HIGHEST_PROTOCOL)
+    back = pickle.loads(data)
+    assert back.bh == [] and back.bh_block == 0  # the cache is not in the checkpoint
+    assert back == c and back.hashes(16, 0, 8) == before
+    assert [back.block_hash(j, 16) for j in range(8)] == before
+    assert back.prefix_hash(40) == c.prefix_hash(40)

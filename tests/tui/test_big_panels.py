@@ -1,0 +1,132 @@
+"""Panels of hundreds of rows (issue 13: `space` within 100 ms on a full GPU, where the
+Stages panel lists 256 residents and the Queue panel 200 holds): a row is made and drawn
+only when it is on screen; what the panels say is unchanged."""
+
+from __future__ import annotations
+
+import gc
+from typing import Any
+
+from rich.text import Text
+from textual.app import App, ComposeResult
+from textual.containers import VerticalScroll
+
+from pooltui.sim.snapshot import QUEUE_PLANNED
+from pooltui.tui import pacing
+from pooltui.tui.driver import Command, Controller
+from pooltui.tui.pacing import Pacing
+from pooltui.tui.widgets.panels import inspect_session_text
+from pooltui.tui.widgets.rows import Row, TextRows
+from tests.sim.helpers import sim_of
+from tests.sim.test_snapshot_scale import LONG_QUEUE
+from tests.tui.fakesim import FakeSim
+
+
+class RowsApp(App[None]):
+    """A TextRows of 500 rows in a panel 10 rows high."""
+
+    CSS = "VerticalScroll { height: 10; }"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.made: list[int] = []
+
+    def row(self, i: int) -> Text:
+        self.made.append(i)
+        return Text(f"row {i}")
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield TextRows(id="rows")
+
+    def on_mount(self) -> None:
+        rows: list[Row] = [Text("head", "bold")]
+        rows.extend((lambda i=i: self.row(i)) for i in range(500))
+        self.query_one(TextRows).update_rows(rows)
+
+
+async def test_only_the_rows_on_screen_are_made() -> None:
+    app = RowsApp()
+    async with app.run_test(size=(40, 12)) as pilot:
+        await pilot.pause()
+        rows = app.query_one(TextRows)
+        assert rows.size.height == 501  # every row counts in its height (it scrolls)
+        # The panel shows the head and rows 0 .. 8: those only are made, each once.
+        assert sorted(set(app.made)) == list(range(9))
+        assert len(app.made) == len(set(app.made))
+        app.query_one(VerticalScroll).scroll_end(animate=False)
+        await pilot.pause()
+        await pilot.pause()
+        assert 499 in app.made and 250 not in app.made
+        # `content` makes them all (the panel's whole text, for tests and copies).
+        text = rows.content.plain.splitlines()
+        assert text[0] == "head" and text[1] == "row 0" and text[-1] == "row 499"
+
+
+async def test_a_wide_row_ends_in_an_ellipsis() -> None:
+    class Wide(App[None]):
+        def compose(self) -> ComposeResult:
+            yield TextRows()
+
+        def on_mount(self) -> None:
+            self.query_one(TextRows).update_rows([Text("x" * 50), Text("short")])
+
+    app = Wide()
+    async with app.run_test(size=(20, 5)) as pilot:
+        await pilot.pause()
+        rows = app.query_one(TextRows)
+        first = "".join(seg.text for seg in rows.render_line(0))
+        second = "".join(seg.text for seg in rows.render_line(1))
+        assert first == "x" * 19 + "…"
+        assert second == "short" + " " * 15
+
+
+def test_details_of_a_hold_past_the_planned_head() -> None:
+    sim = sim_of(LONG_QUEUE)
+    while sim.step() is not None:
+        snap = sim.snapshot()
+        if len(snap.pool("kv").queue) == 250:
+            break
+    near = inspect_session_text(snap, snap.session("req[5]").session_id).plain
+    assert "queued on kv at position 5: units 8, hit 0, waited 0.00s" in near
+    far = inspect_session_text(snap, snap.session("req[230]").session_id).plain
+    assert (
+        f"queued on kv at position 230: units and hit worked out for the first "
+        f"{QUEUE_PLANNED} only, waited 0.00s" in far
+    )
+
+
+def test_a_pause_during_a_frame_does_not_build_the_snapshot_again() -> None:
+    sim = FakeSim()
+    made: list[int] = []
+    snapshot = sim.snapshot
+
+    def counted() -> Any:
+        made.append(sim.cursor)
+        return snapshot()
+
+    sim.snapshot = counted  # type: ignore[method-assign]
+    c = Controller(sim)
+    sim.step()
+    progress = c.frame(Command("continue", seq=1), final=False, running=True)
+    paused = c.frame(Command("continue", seq=1), stop="paused", stop_kind="pause")
+    assert paused.snapshot is progress.snapshot and made == [0]
+    # Anything else builds its own: a final frame after a final frame, or after a step.
+    again = c.frame(Command("refresh", seq=2))
+    assert again.snapshot is not paused.snapshot and made == [0, 0]
+    c.frame(Command("continue", seq=3), final=False, running=True)
+    sim.step()
+    moved = c.frame(Command("continue", seq=3), stop="paused", stop_kind="pause")
+    assert moved.snapshot.event_index == 1 and made == [0, 0, 0, 1]
+
+
+def test_each_progress_frame_freezes_what_the_run_made(monkeypatch: Any) -> None:
+    froze: list[bool] = []
+    monkeypatch.setattr(pacing.gc, "freeze", lambda: froze.append(True))
+    p = Pacing()
+    p.frame_arrived(final=True)  # the first frame: start-up's objects
+    p.frame_arrived(final=False)  # a run's frames: what it added since
+    p.frame_arrived(final=False)
+    p.frame_arrived(final=True)  # a step's frame: nothing
+    assert len(froze) == 3
+    assert gc.isenabled()
