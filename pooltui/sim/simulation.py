@@ -13,6 +13,7 @@ state only by asking the engine to advance (and by restoring checkpoints).
 from __future__ import annotations
 
 import bisect
+import gc
 import math
 import pickle
 import time
@@ -51,8 +52,28 @@ def _pack(state: State) -> bytes:
 
 
 def _unpack(data: bytes) -> State:
-    state: State = pickle.loads(zlib.decompress(data))
+    """A checkpoint's state; the newest checkpoint may not be compressed yet (a pickle
+    begins with its PROTO opcode, 0x80; a zlib stream never does)."""
+    was = _pause_collector()
+    try:
+        state: State = pickle.loads(data if data[:1] == b"\x80" else zlib.decompress(data))
+    finally:
+        _resume_collector(was)
     return state
+
+
+# A burst of new objects that all stay alive (a checkpoint's state unpickled, a snapshot):
+# the cyclic collections their count would set off walk every young object and free
+# nothing, half of an unpickle's time. The collector is paused for the burst only.
+def _pause_collector() -> bool:
+    was = gc.isenabled()
+    gc.disable()
+    return was
+
+
+def _resume_collector(was: bool) -> None:
+    if was:
+        gc.enable()
 
 
 class Simulation:
@@ -90,6 +111,7 @@ class Simulation:
         self._ckpt_at: list[int] = []  # event counts of checkpoints, sorted
         self._ckpt: list[bytes] = []  # packed states (`_pack`)
         self._ckpt_bytes = 0
+        self._ckpt_raw = False  # the newest checkpoint is a plain pickle (`_compress_last`)
         self._ckpt_due = 0.0  # thread time before which no costly checkpoint is taken
         self._probes: tuple[Expr, ...] = ()  # see `probe`
         self._probed: dict[int, dict[int, Number | SpecRuntimeError]] = {}
@@ -127,16 +149,34 @@ class Simulation:
         n = self.engine.s.n_events
         if self._ckpt_at and self._ckpt_at[-1] == n:
             return
+        self._compress_last()
         self._ckpt_at.append(n)
         began = time.thread_time()
-        packed = _pack(self.engine.s)
+        # Compressed at the next move (`_compress_last`), not now: a debugger's run looks
+        # for a pause between two moves, so a big state's checkpoint keeps it from looking
+        # for the pickle's time only, not the pickle's and the compression's.
+        raw = pickle.dumps(self.engine.s, protocol=pickle.HIGHEST_PROTOCOL)
         done = time.thread_time()
         cost = done - began
         self._ckpt_due = done + CHECKPOINT_SHARE * cost if cost >= COSTLY_CHECKPOINT else 0.0
-        self._ckpt.append(packed)
-        self._ckpt_bytes += len(packed)
+        self._ckpt.append(raw)
+        self._ckpt_raw = True
+        self._ckpt_bytes += len(raw)
         if len(self._ckpt) > MAX_CHECKPOINTS or self._ckpt_bytes > MAX_CHECKPOINT_BYTES:
             self._thin()
+
+    def _compress_last(self) -> None:
+        """The newest checkpoint compressed, if it is not yet."""
+        if not self._ckpt_raw:
+            return
+        self._ckpt_raw = False
+        began = time.thread_time()
+        raw = self._ckpt[-1]
+        packed = zlib.compress(raw, 1)
+        self._ckpt[-1] = packed
+        self._ckpt_bytes += len(packed) - len(raw)
+        if self._ckpt_due:  # its cost counts in the spacing of the next one
+            self._ckpt_due += CHECKPOINT_SHARE * (time.thread_time() - began)
 
     def _thin(self) -> None:
         """Drop every other checkpoint (keeping the first and the last); double the spacing."""
@@ -181,6 +221,7 @@ class Simulation:
     # ------------------------------------------------------------------ moving forward
     def step(self) -> Event | None:
         """Apply the next event; return it (None when nothing more can happen or halted)."""
+        self._compress_last()
         if self._cursor + 1 >= len(self._events) and not self._advance_frontier():
             return None
         self._cursor += 1
@@ -192,6 +233,7 @@ class Simulation:
         action the n-th event is in, where the state is at hand without a replay. `each`
         is called after each new action, the cursor at its last event (cheap to look at
         then). Returns how many events the cursor moved (0 at the end or a halt)."""
+        self._compress_last()
         start = self._cursor
         goal = start + max(0, n)
         log = self._events
@@ -387,16 +429,20 @@ class Simulation:
         from pooltui.sim.views import build_snapshot  # not loaded by headless runs
 
         eng = self._engine_at_cursor()
-        if self.fast:
-            from pooltui.sim.fast import FastEngine
+        was = _pause_collector()
+        try:
+            if self.fast:
+                from pooltui.sim.fast import FastEngine
 
-            assert isinstance(eng, FastEngine)
-            saved = eng.write_out()
-            try:
-                return build_snapshot(eng, self._events, self._cursor)
-            finally:
-                eng.restore(saved)
-        return build_snapshot(eng, self._events, self._cursor)
+                assert isinstance(eng, FastEngine)
+                saved = eng.write_out()
+                try:
+                    return build_snapshot(eng, self._events, self._cursor)
+                finally:
+                    eng.restore(saved)
+            return build_snapshot(eng, self._events, self._cursor)
+        finally:
+            _resume_collector(was)
 
     def probe(self, exprs: Sequence[Expr]) -> None:
         """Evaluate `exprs` (breakpoint conditions) right after each new event, as the

@@ -78,6 +78,8 @@ from pooltui.tui.widgets.source import SourceView
 from pooltui.tui.widgets.timeline import Timeline
 
 SPEEDS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 5000, 10000, 100000)
+# Seconds of quiet after a run before its frozen objects are collected (`Pacing.collect`).
+IDLE_COLLECT = 1.0
 
 
 class PoolApp(App[int]):
@@ -456,6 +458,12 @@ class PoolApp(App[int]):
                 self.apply_frame(message.frame)
         finally:
             self._frames_shown += 1
+        if message.frame.final and self.pacing.collect_due:
+            self.set_timer(IDLE_COLLECT, self._collect_when_idle)
+
+    def _collect_when_idle(self) -> None:
+        if self.idle and not self.running:  # else the next run's end comes back here
+            self.pacing.collect()
 
     @guarded
     def on_sim_failed(self, message: SimFailed) -> None:

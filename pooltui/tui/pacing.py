@@ -7,8 +7,11 @@ work, so the app, through `Pacing`:
   default; answering a key takes the screen's thread several such waits). It costs
   nothing while the screen's thread sleeps: nothing then waits for the GIL;
 - freezes the objects there are once the debugger is on screen (the program, its trace's
-  rows, the widgets) out of the garbage collector's reach until the app ends: a full
-  collection would walk them all, a pause of a tenth of a second in the middle of a run;
+  rows, the widgets) out of the garbage collector's reach: a full collection would walk
+  them all, a pause of a tenth of a second in the middle of a run; and, while a run goes,
+  at each of its frames what the run has made since. Once the app is idle after a run,
+  `collect` makes all of it collectable again and collects once (the screen's reference
+  cycles, a few thousand objects a second while a run is drawn, are not kept);
 - measures the screen's CPU time per progress frame (showing and drawing it), which the
   worker reads (`Controller.ui_cost`) to space its frames out.
 """
@@ -30,6 +33,7 @@ class Pacing:
         self._frozen = False
         self._clock = 0.0  # this thread's CPU time when the last progress frame came
         self._costs = (0.0, 0.0)  # the last two frames' CPU seconds
+        self.collect_due = False  # a run froze objects: `collect` when the app is idle
 
     def start(self) -> None:
         self._saved_interval = sys.getswitchinterval()
@@ -53,6 +57,18 @@ class Pacing:
             # state) would otherwise be walked again by every full collection.
             self._frozen = True
             gc.freeze()
+            self.collect_due = self.collect_due or not final
+
+    def collect(self) -> None:
+        """After a run, once the app is idle: what the run froze is collectable again,
+        collected once (the drawing's reference cycles the run left behind), and the rest
+        frozen again. About a tenth of a second, at a moment nothing waits for it."""
+        if not self.collect_due:
+            return
+        self.collect_due = False
+        gc.unfreeze()
+        gc.collect()
+        gc.freeze()
 
     def cost(self) -> float:
         """The screen's CPU seconds per frame: the smaller of the last two, so a one-off

@@ -172,3 +172,43 @@ def test_snapshot_at_every_step_without_history() -> None:
     while (e := fast.step()) is not None:
         assert slow.step() == e
         assert comparable(fast.snapshot()) == comparable(slow.snapshot())
+
+
+def test_the_newest_checkpoint_serves_before_and_after_it_is_compressed() -> None:
+    # A checkpoint is a plain pickle until the simulation next moves (then compressed):
+    # going back to it at once, and later, restores the same state either way.
+    from pooltui.sim import Simulation
+    from tests.sim.helpers import compile_spec
+
+    sim = Simulation(compile_spec(draws_spec()), checkpoint_every=10)
+    fresh = sim_of(draws_spec())
+    taken = len(sim._ckpt)
+    while len(sim._ckpt) == taken:  # step until a new checkpoint is taken
+        assert sim.step() is not None
+    assert sim._ckpt_raw and sim._ckpt[-1][:1] == b"\x80"
+    at = sim.cursor
+    fresh.run(events=at - 2)
+    expected = comparable(fresh.snapshot())
+    sim.goto(at - 3)  # from the checkpoint before it
+    assert comparable(sim.snapshot()) == expected
+    fresh.run(events=3)
+    sim.goto(at)  # from the plain pickle
+    assert sim._ckpt_raw
+    assert comparable(sim.snapshot()) == comparable(fresh.snapshot())
+    assert sim.step() is not None  # a move: now compressed
+    assert not sim._ckpt_raw and sim._ckpt[-1][:1] != b"\x80"
+    sim.goto(at - 3)
+    assert comparable(sim.snapshot()) == expected
+
+
+def test_a_checkpoint_reads_the_same_plain_or_compressed() -> None:
+    import pickle
+
+    from pooltui.sim.simulation import _pack, _unpack
+
+    sim = sim_of(draws_spec())
+    sim.run(events=30)
+    state = sim.engine.s
+    plain = _unpack(pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
+    packed = _unpack(_pack(state))
+    assert pickle.dumps(plain) == pickle.dumps(packed) == pickle.dumps(state)

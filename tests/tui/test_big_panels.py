@@ -121,12 +121,20 @@ def test_a_pause_during_a_frame_does_not_build_the_snapshot_again() -> None:
 
 
 def test_each_progress_frame_freezes_what_the_run_made(monkeypatch: Any) -> None:
-    froze: list[bool] = []
-    monkeypatch.setattr(pacing.gc, "freeze", lambda: froze.append(True))
+    calls: list[str] = []
+    monkeypatch.setattr(pacing.gc, "freeze", lambda: calls.append("freeze"))
+    monkeypatch.setattr(pacing.gc, "unfreeze", lambda: calls.append("unfreeze"))
+    monkeypatch.setattr(pacing.gc, "collect", lambda: calls.append("collect"))
     p = Pacing()
     p.frame_arrived(final=True)  # the first frame: start-up's objects
+    assert calls == ["freeze"] and not p.collect_due  # steps leave nothing to collect
     p.frame_arrived(final=False)  # a run's frames: what it added since
     p.frame_arrived(final=False)
-    p.frame_arrived(final=True)  # a step's frame: nothing
-    assert len(froze) == 3
+    p.frame_arrived(final=True)  # its last frame: nothing more
+    assert calls == ["freeze"] * 3 and p.collect_due
+    p.collect()  # once idle: all collectable, collected once, frozen again
+    assert calls == ["freeze"] * 3 + ["unfreeze", "collect", "freeze"]
+    assert not p.collect_due
+    p.collect()  # nothing since: nothing to do
+    assert len(calls) == 6
     assert gc.isenabled()

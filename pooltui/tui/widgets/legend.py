@@ -83,8 +83,11 @@ def pool_legend(
     unit = pool.block or 1
     waiting, victim = protected_entries(pool)
     name_w = max([len(h.session) for h in holds] + [len(e.session) for e in entries]) + 2
+    lines = max(1, lines)
+    total = len(holds) + len(entries)
+    keep = total if total <= lines else lines - 1  # the rows made: only those shown
     rows: list[Text] = []
-    for h in holds:
+    for h in holds[:keep]:
         row = Text()
         colour = session_hex(h.session_id)
         row.append("██", Style(color=colour))
@@ -97,7 +100,7 @@ def pool_legend(
         if h.reloading:
             row.append(f"{SEP}reloading {number(h.reloading, 4)} units", "bold")
         rows.append(row)
-    for e in entries:
+    for e in entries[: max(0, keep - len(holds))]:
         row = Text()
         colour = dimmed_hex(e.session_id, palette.background)
         row.append(f"{rank_glyph(e.rank)} ", Style(color=contrast_text(colour), bgcolor=colour))
@@ -118,17 +121,15 @@ def pool_legend(
         if not e.alive:
             row.append(f"{SEP}session ended", "dim")
         rows.append(row)
-    lines = max(1, lines)
-    if len(rows) > lines:
-        shown = rows[: lines - 1]
-        more_h = max(0, len(holds) - len(shown))
-        more_e = len(rows) - len(shown) - more_h
+    if keep < total:
+        more_h = max(0, len(holds) - keep)
+        more_e = total - keep - more_h
         parts = []
         if more_h:
             parts.append(_n(more_h, "hold"))
         if more_e:
             parts.append(_n(more_e, "cache entry", "cache entries"))
-        rows = [*shown, Text("+" + " and ".join(parts) + " more", "dim")]
+        rows.append(Text("+" + " and ".join(parts) + " more", "dim"))
     for i, row in enumerate(rows):
         if i:
             text.append("\n")
