@@ -33,6 +33,7 @@ from pooltui.sim.tables import Tables, build_tables
 
 if TYPE_CHECKING:  # headless runs make no snapshot: not loaded by them
     from pooltui.sim.snapshot import Snapshot
+    from pooltui.sim.views import AttrsMade
 
 Number = int | float
 
@@ -49,6 +50,29 @@ COSTLY_CHECKPOINT = 0.001  # seconds: a cheaper one is taken every `checkpoint_e
 
 def _pack(state: State) -> bytes:
     return zlib.compress(pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL), 1)
+
+
+class _Frames:
+    """A file for `pickle.Pickler`: it is given the pickle a frame (about 64 KB) at a
+    time, each by a call into Python code, where another thread can take the GIL."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+
+    def write(self, data: bytes) -> int:
+        self.parts.append(bytes(data))
+        return len(data)
+
+
+def _pickle_in_frames(state: State) -> bytes:
+    """The same bytes as `pickle.dumps`; but one C call over a big state holds the GIL for
+    tens of milliseconds, and the debugger's screen (another thread) could not answer a
+    key meanwhile: written in frames, it can between two."""
+    out = _Frames()
+    pickle.Pickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(state)
+    return b"".join(out.parts)
 
 
 def _unpack(data: bytes) -> State:
@@ -112,6 +136,7 @@ class Simulation:
         self._ckpt: list[bytes] = []  # packed states (`_pack`)
         self._ckpt_bytes = 0
         self._ckpt_raw = False  # the newest checkpoint is a plain pickle (`_compress_last`)
+        self._attrs_made: AttrsMade = {}  # the last snapshot's attributes (`build_snapshot`)
         self._ckpt_due = 0.0  # thread time before which no costly checkpoint is taken
         self._probes: tuple[Expr, ...] = ()  # see `probe`
         self._probed: dict[int, dict[int, Number | SpecRuntimeError]] = {}
@@ -155,7 +180,7 @@ class Simulation:
         # Compressed at the next move (`_compress_last`), not now: a debugger's run looks
         # for a pause between two moves, so a big state's checkpoint keeps it from looking
         # for the pickle's time only, not the pickle's and the compression's.
-        raw = pickle.dumps(self.engine.s, protocol=pickle.HIGHEST_PROTOCOL)
+        raw = _pickle_in_frames(self.engine.s)
         done = time.thread_time()
         cost = done - began
         self._ckpt_due = done + CHECKPOINT_SHARE * cost if cost >= COSTLY_CHECKPOINT else 0.0
@@ -437,10 +462,10 @@ class Simulation:
                 assert isinstance(eng, FastEngine)
                 saved = eng.write_out()
                 try:
-                    return build_snapshot(eng, self._events, self._cursor)
+                    return build_snapshot(eng, self._events, self._cursor, self._attrs_made)
                 finally:
                     eng.restore(saved)
-            return build_snapshot(eng, self._events, self._cursor)
+            return build_snapshot(eng, self._events, self._cursor, self._attrs_made)
         finally:
             _resume_collector(was)
 

@@ -377,8 +377,29 @@ def _stage_views(eng: Engine) -> tuple[StageView, ...]:
     return tuple(out)
 
 
-def build_snapshot(eng: Engine, events: Sequence[Event], cursor: int) -> Snapshot:
+# Per session id: (its attributes as the state has them, as a snapshot shows them).
+AttrsMade = dict[int, tuple[tuple[tuple[str, object], ...], tuple[tuple[str, AttrValue], ...]]]
+
+
+def _attrs(sess: Session, before: AttrsMade, now: AttrsMade) -> tuple[tuple[str, AttrValue], ...]:
+    """A session's attributes as a snapshot shows them; the last snapshot's when they are
+    unchanged since (most are a trace's row, set once: thousands a snapshot otherwise)."""
+    raw = tuple(sess.attrs.items())
+    made = before.get(sess.sid)
+    if made is None or made[0] != raw:
+        made = (raw, tuple((k, _attr(v)) for k, v in raw))
+    now[sess.sid] = made
+    return made[1]
+
+
+def build_snapshot(
+    eng: Engine, events: Sequence[Event], cursor: int, attrs_made: AttrsMade | None = None
+) -> Snapshot:
+    """The snapshot of `eng`'s state, `cursor` the event it is at. `attrs_made`: the
+    attributes the last snapshot made, updated to this one's (the simulation keeps it)."""
     s = eng.s
+    attrs_before = attrs_made if attrs_made is not None else {}
+    attrs_now: AttrsMade = {}
     tiers: dict[str, list[str]] = {}
     for pi, p in enumerate(s.pools):
         pd = eng.t.pools[p.decl]
@@ -401,7 +422,7 @@ def build_snapshot(eng: Engine, events: Sequence[Event], cursor: int) -> Snapsho
                 sess.serial,
                 _session_state(eng, sess),
                 sess.arrived,
-                tuple((k, _attr(v)) for k, v in sess.attrs.items()),
+                _attrs(sess, attrs_before, attrs_now),
                 tuple(_hold_view(eng, sess, h, made) for h in sess.holds),
                 stmt.span if stmt is not None else None,
             )
@@ -413,6 +434,9 @@ def build_snapshot(eng: Engine, events: Sequence[Event], cursor: int) -> Snapsho
         c["arrived"], len(s.live), done, rejected, c["preemptions"], c["evictions"], c["spills"],
         c["drops"], c["reloads"],
     )  # fmt: skip
+    if attrs_made is not None:
+        attrs_made.clear()
+        attrs_made.update(attrs_now)
     last = events[cursor] if 0 <= cursor < len(events) else None
     return Snapshot(
         s.now,

@@ -204,11 +204,13 @@ def test_the_newest_checkpoint_serves_before_and_after_it_is_compressed() -> Non
 def test_a_checkpoint_reads_the_same_plain_or_compressed() -> None:
     import pickle
 
-    from pooltui.sim.simulation import _pack, _unpack
+    from pooltui.sim.simulation import _pack, _pickle_in_frames, _unpack
 
     sim = sim_of(draws_spec())
     sim.run(events=30)
     state = sim.engine.s
+    # Written a frame at a time (the GIL free between two), the same bytes.
+    assert _pickle_in_frames(state) == pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
     plain = _unpack(pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
     packed = _unpack(_pack(state))
     assert pickle.dumps(plain) == pickle.dumps(packed) == pickle.dumps(state)

@@ -107,3 +107,47 @@ def test_a_checkpoint_leaves_the_block_hashes_out_and_they_come_back_the_same() 
     assert back == c and back.hashes(16, 0, 8) == before
     assert [back.block_hash(j, 16) for j in range(8)] == before
     assert back.prefix_hash(40) == c.prefix_hash(40)
+
+
+CHANGING = """
+stage gpu step {
+  budget 64;
+  seats 1;
+  time 1;
+}
+
+pool kv {
+  cap 8;
+  block 8;
+  evict lru;
+  preempt none;
+  queue fifo;
+  admit via gpu;
+}
+
+session s {
+  arrive at (0);
+  a = 1;
+  hold kv (8) {
+    run gpu prefill (8);
+  }
+  a = 2.5;
+  hold kv (8) {
+    run gpu prefill (8);
+  }
+}
+"""
+
+
+def test_an_attribute_set_again_shows_its_new_value_in_the_next_snapshot() -> None:
+    # A snapshot reuses the last one's attributes of a session only while they are
+    # unchanged: `a` is 1 through the first hold, then 2.5 (a float: shown as it is).
+    sim = sim_of(CHANGING)
+    seen: list[object] = []
+    while sim.step() is not None:
+        view = sim.snapshot().session("s")
+        if view is not None:
+            a = dict(view.attrs).get("a")
+            if a is not None and (not seen or seen[-1] != a):
+                seen.append(a)
+    assert seen == [1, 2.5]
