@@ -52,25 +52,34 @@ def _pack(state: State) -> bytes:
     return zlib.compress(pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL), 1)
 
 
+class _Abandoned(Exception):
+    """A checkpoint given up half-written (`Simulation.abandon_checkpoint`)."""
+
+
 class _Frames:
     """A file for `pickle.Pickler`: it is given the pickle a frame (about 64 KB) at a
-    time, each by a call into Python code, where another thread can take the GIL."""
+    time, each by a call into Python code, where another thread can take the GIL, and
+    where `stop` is asked whether to give the checkpoint up."""
 
-    __slots__ = ("parts",)
+    __slots__ = ("parts", "stop")
 
-    def __init__(self) -> None:
+    def __init__(self, stop: Callable[[], bool] | None) -> None:
         self.parts: list[bytes] = []
+        self.stop = stop
 
     def write(self, data: bytes) -> int:
+        if self.stop is not None and self.stop():
+            raise _Abandoned
         self.parts.append(bytes(data))
         return len(data)
 
 
-def _pickle_in_frames(state: State) -> bytes:
+def _pickle_in_frames(state: State, stop: Callable[[], bool] | None = None) -> bytes:
     """The same bytes as `pickle.dumps`; but one C call over a big state holds the GIL for
     tens of milliseconds, and the debugger's screen (another thread) could not answer a
-    key meanwhile: written in frames, it can between two."""
-    out = _Frames()
+    key meanwhile: written in frames, it can between two. Raises _Abandoned when `stop`
+    says so between two frames."""
+    out = _Frames(stop)
     pickle.Pickler(out, protocol=pickle.HIGHEST_PROTOCOL).dump(state)
     return b"".join(out.parts)
 
@@ -137,6 +146,11 @@ class Simulation:
         self._ckpt_bytes = 0
         self._ckpt_raw = False  # the newest checkpoint is a plain pickle (`_compress_last`)
         self._attrs_made: AttrsMade = {}  # the last snapshot's attributes (`build_snapshot`)
+        # Asked between two frames (about 64 KB) of a checkpoint's pickle whether to give it
+        # up (then it is taken at a later move): the debugger sets it while a run goes, so
+        # a pause is never kept waiting by a big state's checkpoint.
+        self.abandon_checkpoint: Callable[[], bool] | None = None
+        self._ckpt_given_up = False  # one was given up in this move: no other till the next
         self._ckpt_due = 0.0  # thread time before which no costly checkpoint is taken
         self._probes: tuple[Expr, ...] = ()  # see `probe`
         self._probed: dict[int, dict[int, Number | SpecRuntimeError]] = {}
@@ -175,12 +189,18 @@ class Simulation:
         if self._ckpt_at and self._ckpt_at[-1] == n:
             return
         self._compress_last()
-        self._ckpt_at.append(n)
         began = time.thread_time()
         # Compressed at the next move (`_compress_last`), not now: a debugger's run looks
         # for a pause between two moves, so a big state's checkpoint keeps it from looking
         # for the pickle's time only, not the pickle's and the compression's.
-        raw = _pickle_in_frames(self.engine.s)
+        try:
+            raw = _pickle_in_frames(self.engine.s, self.abandon_checkpoint)
+        except _Abandoned:
+            # Taken at a later move (not again in this one: each try costs a frame):
+            # nothing was kept, the state is untouched.
+            self._ckpt_given_up = True
+            return
+        self._ckpt_at.append(n)
         done = time.thread_time()
         cost = done - began
         self._ckpt_due = done + CHECKPOINT_SHARE * cost if cost >= COSTLY_CHECKPOINT else 0.0
@@ -235,6 +255,7 @@ class Simulation:
                     and n1 - self._ckpt_at[-1] >= self._every
                     and eng.s.halted is None
                     and (not self._ckpt_due or time.thread_time() >= self._ckpt_due)
+                    and not self._ckpt_given_up
                 ):
                     self._checkpoint()
                 self.error = eng.s.error
@@ -247,6 +268,7 @@ class Simulation:
     def step(self) -> Event | None:
         """Apply the next event; return it (None when nothing more can happen or halted)."""
         self._compress_last()
+        self._ckpt_given_up = False
         if self._cursor + 1 >= len(self._events) and not self._advance_frontier():
             return None
         self._cursor += 1
@@ -259,6 +281,7 @@ class Simulation:
         is called after each new action, the cursor at its last event (cheap to look at
         then). Returns how many events the cursor moved (0 at the end or a halt)."""
         self._compress_last()
+        self._ckpt_given_up = False
         start = self._cursor
         goal = start + max(0, n)
         log = self._events

@@ -59,7 +59,7 @@ from pooltui.tui.messages import (
     WatchesChanged,
     guarded,
 )
-from pooltui.tui.pacing import Pacing
+from pooltui.tui.pacing import IDLE_COLLECT, Pacing
 from pooltui.tui.screens import (
     BreakpointsScreen,
     CompileErrorScreen,
@@ -78,8 +78,6 @@ from pooltui.tui.widgets.source import SourceView
 from pooltui.tui.widgets.timeline import Timeline
 
 SPEEDS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 5000, 10000, 100000)
-# Seconds of quiet after a run before its frozen objects are collected (`Pacing.collect`).
-IDLE_COLLECT = 1.0
 
 
 class PoolApp(App[int]):
@@ -462,8 +460,8 @@ class PoolApp(App[int]):
             self.set_timer(IDLE_COLLECT, self._collect_when_idle)
 
     def _collect_when_idle(self) -> None:
-        if self.idle and not self.running:  # else the next run's end comes back here
-            self.pacing.collect()
+        if self.idle and not self.running and self.pacing.quiet(IDLE_COLLECT):
+            self.pacing.collect()  # else a later frame's timer comes back here
 
     @guarded
     def on_sim_failed(self, message: SimFailed) -> None:

@@ -274,12 +274,22 @@ class Controller:
     # ----------------------------------------------------------------- commands
     def execute(self, cmd: Command, post: Callable[[Frame], None]) -> None:
         handler = getattr(self, f"_do_{cmd.kind}")
-        if cmd.kind in LONG:
+        long = cmd.kind in LONG
+        if long:
             self._begin()
+            # A pause gives up a checkpoint half-written (it is taken at a later move)
+            # rather than wait for it: a big state's is tens of milliseconds.
+            self._set_abandon(lambda: self.interrupt_gen != cmd.gen)
         try:
             handler(cmd, post)
         finally:
             self._last_check = 0.0
+            if long:
+                self._set_abandon(None)
+
+    def _set_abandon(self, stop: Callable[[], bool] | None) -> None:
+        if hasattr(self.sim, "abandon_checkpoint"):  # a simulation with a history
+            self.sim.abandon_checkpoint = stop
 
     def _do_refresh(self, cmd: Command, post: Callable[[Frame], None]) -> None:
         post(self.frame(cmd, stop=None))

@@ -23,6 +23,9 @@ import sys
 import time
 
 SWITCH_INTERVAL = 0.001  # seconds: how soon the screen's thread gets the GIL from the worker
+# Seconds without a frame after a run before what it froze is collected (`collect`, about a
+# tenth of a second on a full GPU: a key pressed then waits for it).
+IDLE_COLLECT = 3.0
 
 
 class Pacing:
@@ -34,6 +37,7 @@ class Pacing:
         self._clock = 0.0  # this thread's CPU time when the last progress frame came
         self._costs = (0.0, 0.0)  # the last two frames' CPU seconds
         self.collect_due = False  # a run froze objects: `collect` when the app is idle
+        self._frame_at = 0.0  # when the last frame came (`quiet`)
 
     def start(self) -> None:
         self._saved_interval = sys.getswitchinterval()
@@ -47,6 +51,7 @@ class Pacing:
     def frame_arrived(self, final: bool) -> None:
         """On the screen's thread, as each frame arrives: the CPU time since the last
         progress frame is what showing and drawing that one took."""
+        self._frame_at = time.monotonic()
         now = time.thread_time()
         if not final and self._clock:
             self._costs = (self._costs[1], now - self._clock)
@@ -58,6 +63,10 @@ class Pacing:
             self._frozen = True
             gc.freeze()
             self.collect_due = self.collect_due or not final
+
+    def quiet(self, seconds: float) -> bool:
+        """No frame has come for about `seconds`."""
+        return time.monotonic() - self._frame_at >= seconds * 0.99
 
     def collect(self) -> None:
         """After a run, once the app is idle: what the run froze is collectable again,

@@ -214,3 +214,37 @@ def test_a_checkpoint_reads_the_same_plain_or_compressed() -> None:
     plain = _unpack(pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
     packed = _unpack(_pack(state))
     assert pickle.dumps(plain) == pickle.dumps(packed) == pickle.dumps(state)
+
+
+def test_a_checkpoint_given_up_half_written_is_taken_at_a_later_move() -> None:
+    # The debugger sets `abandon_checkpoint` while a run goes: a pause gives a checkpoint
+    # up between two frames of its pickle. Nothing is kept and nothing changes; history
+    # still goes back correctly, and the checkpoint is taken at the next move after.
+    from pooltui.sim import Simulation
+    from tests.sim.helpers import compile_spec
+
+    sim = Simulation(compile_spec(draws_spec()), checkpoint_every=10)
+    fresh = sim_of(draws_spec())
+    asked: list[bool] = []
+
+    def stop() -> bool:
+        asked.append(True)
+        return True
+
+    sim.abandon_checkpoint = stop
+    taken = len(sim._ckpt)
+    # One move of 40 events (a checkpoint would be due every 10): given up once, not
+    # tried again within the move (each try costs a frame of pickle).
+    assert sim.skip(40) == 40
+    assert len(asked) == 1 and len(sim._ckpt) == taken
+    sim.abandon_checkpoint = None
+    assert sim.step() is not None
+    assert len(sim._ckpt) == taken + 1
+    fresh.run(events=12)
+    sim.goto(11)  # replayed from the start: no checkpoint between
+    assert comparable(sim.snapshot()) == comparable(fresh.snapshot())
+    # The same events as a simulation that never gave one up.
+    sim.goto(40)
+    other = sim_of(draws_spec())
+    other.run(events=41)
+    assert list(sim.events)[:41] == list(other.events)[:41]

@@ -138,3 +138,41 @@ def test_each_progress_frame_freezes_what_the_run_made(monkeypatch: Any) -> None
     p.collect()  # nothing since: nothing to do
     assert len(calls) == 6
     assert gc.isenabled()
+
+
+def test_quiet_counts_from_the_last_frame(monkeypatch: Any) -> None:
+    clock = [100.0]
+    monkeypatch.setattr(pacing.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(pacing.gc, "freeze", lambda: None)
+    p = Pacing()
+    p.frame_arrived(final=False)
+    clock[0] = 102.0
+    p.frame_arrived(final=True)  # the run's last frame, at 102
+    clock[0] = 104.0
+    assert not p.quiet(pacing.IDLE_COLLECT)  # 2 s: not yet
+    clock[0] = 105.0
+    assert p.quiet(pacing.IDLE_COLLECT)  # 3 s without a frame
+
+
+def test_a_run_lets_a_pause_give_up_a_checkpoint() -> None:
+    # While a long command runs, the simulation is told to give a checkpoint up as soon as
+    # a pause (any newer command) comes; before and after, it is not.
+    seen: list[bool] = []
+
+    class Recording(FakeSim):
+        abandon_checkpoint: Any = None
+
+        def skip(self, n: int, *, whole: bool = False, each: Any = None) -> int:
+            hook = self.abandon_checkpoint
+            seen.append(hook is not None and hook())
+            c.interrupt_gen += 1  # the pause comes while this batch goes
+            seen.append(hook is not None and hook())
+            return super().skip(n, whole=whole, each=each)
+
+    sim = Recording()
+    c = Controller(sim)
+    frames: list[Any] = []
+    c.execute(Command("continue", seq=1, gen=c.interrupt_gen), frames.append)
+    assert seen == [False, True]
+    assert frames[-1].stop_kind == "pause"
+    assert sim.abandon_checkpoint is None
