@@ -466,6 +466,9 @@ class Ledger:
         if self.track:
             self.tb.update(t.blocks)
             self.mark_table(t, 0, 0)
+        sharers = self.sharers
+        if keep and (not sharers or sharers.keys().isdisjoint(t.blocks)):
+            return self._release_alone(t, e)
         ref, bhash, owner, hid = self.ref, self.bhash, self.owner, t.hid
         zero: list[int] = []  # blocks left at count 0, chain order
         for b in t.blocks:
@@ -497,6 +500,39 @@ class Ledger:
             for b in freed:
                 bcontent[b] = None
             self.free.extend(freed)
+        t.blocks, t.size, t.nreg = [], 0, 0
+        return self._file(e)
+
+    def _release_alone(self, t: Table, e: CacheEntry) -> CacheEntry | None:
+        """`release` of a table none of whose blocks another hold shares: every count goes
+        from 1 to 0, the registered blocks (its first nreg: registration only extends a
+        table's registered head) become entry e, the others are freed (the table's first
+        freed block reused first), as the block-by-block walk would leave them."""
+        blocks = t.blocks
+        n = len(blocks)
+        if n:
+            nreg = t.nreg
+            ref, owner = self.ref, self.owner
+            kept = blocks[:nreg] if nreg < n else blocks
+            if nreg:
+                bentry, order = self.bentry, e.order
+                for b in kept:
+                    ref[b] = 0
+                    owner[b] = NONE
+                    bentry[b] = order
+                e.blocks = kept
+                self.cached += nreg
+            if nreg < n:
+                freed = blocks[nreg:]
+                freed.reverse()
+                bcontent = self.bcontent
+                for b in freed:
+                    ref[b] = 0
+                    owner[b] = NONE
+                    bcontent[b] = None
+                self.free.extend(freed)
+            self.allocated -= n
+            self.repoch += 1
         t.blocks, t.size, t.nreg = [], 0, 0
         return self._file(e)
 
@@ -565,37 +601,42 @@ class Ledger:
     def evict_ids(self, order: int, n: int) -> list[int]:
         """`evict`, returning only the blocks' ids (no spill needs their content)."""
         e = self.entries[order]
-        if n > len(e.blocks):
-            raise RuntimeError(f"ledger: evict {n} of an entry of {len(e.blocks)} blocks")
-        cut = len(e.blocks) - n
-        out = e.blocks[cut:]
+        eb = e.blocks
+        if n > len(eb):
+            raise RuntimeError(f"ledger: evict {n} of an entry of {len(eb)} blocks")
+        cut = len(eb) - n
+        out = eb[cut:]
         out.reverse()  # tail first
-        del e.blocks[cut:]
+        del eb[cut:]
         table, bhash, bentry, bcontent = self.table, self.bhash, self.bentry, self.bcontent
-        track = self.track
+        hs = [bhash[b] for b in out]
         self.epoch += 1
         epoch, dirty = self.epoch, self.dirty
-        for b in out:
-            h = bhash[b]
-            dirty[h >> BUCKET] = epoch
-            copies = table[h]
-            if len(copies) == 1:
+        for bucket in dict.fromkeys([h >> BUCKET for h in hs]):  # each once, in order
+            dirty[bucket] = epoch
+        if self.dups == 0:  # every hash has one copy: the evicted block
+            for h in hs:
                 del table[h]
-            else:
-                self.dups -= 1
-                copies.remove(b)
+        else:
+            for b, h in zip(out, hs, strict=True):
+                copies = table[h]
+                if len(copies) == 1:
+                    del table[h]
+                else:
+                    self.dups -= 1
+                    copies.remove(b)
+        for b in out:
             bhash[b] = NONE
             bentry[b] = NONE
             bcontent[b] = None
-            if track:
-                self.th.add(h)
         self._dirtied()
         self.cached -= n
         self.free.extend(out)
-        if track:
+        if self.track:
+            self.th.update(hs)
             self.tb.update(out)
             self.te.add(order)
-        if not e.blocks:
+        if not eb:
             del self.entries[order]
         return out
 
