@@ -321,10 +321,9 @@ def touch(eng: Engine, tier: PoolState, content: Content, lo: int, hi: int) -> N
     B = tier.block
     seen: set[int] = set()
     for j in range(lo // B, -(-hi // B)):
-        copies = L.table.get(content.block_hash(j, B))
-        if copies is None:  # pragma: no cover - the walk found it at this instant
+        b = L.table.get(content.block_hash(j, B))  # the first copy
+        if b is None:  # pragma: no cover - the walk found it at this instant
             continue
-        b = copies[0]
         order = L.bentry[b]
         if L.ref[b] == 0 and order not in seen:
             seen.add(order)

@@ -2,7 +2,7 @@
 `BlockPool` + `KVCacheManager`), per content-and-reload.md §1, §2 and §4.
 
 It owns one pool member's physical blocks (free ids, reference counts, registered hashes),
-the table hash -> registered copies, the cache entries (one per release), the holds' block
+the table hash -> registered copies (`table` the first, `more` the others), the cache entries (one per release), the holds' block
 tables (`Table`; its records are `ledgertypes.py`'s); content identity is `content.py`'s
 (`Content`).
 It may not touch the engine, its events, clock or policies: it never chooses what to evict
@@ -52,6 +52,7 @@ class Ledger:
         "floor",
         "free",
         "fresh",
+        "more",
         "next_order",
         "owner",
         "ref",
@@ -83,7 +84,11 @@ class Ledger:
         self.bentry: list[int] = []  # the entry (order) of a cached block, else NONE
         self.owner: list[int] = []  # first holder (hold id), NONE when count is 0
         self.sharers: dict[int, dict[int, None]] = {}  # block -> other holders, in order
-        self.table: dict[int, list[int]] = {}  # hash -> copies in registration order
+        # hash -> its first registered copy; `more`: hash -> the later copies, in
+        # registration order, for the hashes that have more than one (few: an int per
+        # hash, not a list, is what registration and eviction of most blocks cost).
+        self.table: dict[int, int] = {}
+        self.more: dict[int, list[int]] = {}
         self.entries: dict[int, CacheEntry] = {}  # order -> entry; least recent first
         self.allocated = 0  # blocks with count >= 1
         self.cached = 0  # registered blocks with count 0
@@ -200,7 +205,7 @@ class Ledger:
                 stop = copies.index(None)
             except ValueError:
                 stop = len(copies)
-            found.extend([c[0] for c in copies[:stop]])  # type: ignore[index]
+            found.extend(copies[:stop])  # type: ignore[arg-type]
             if stop < len(copies):
                 break
             step *= 8
@@ -361,12 +366,10 @@ class Ledger:
                 h = bhash[b]
                 self.epoch += 1
                 dirty[h >> BUCKET] = self.epoch
-                copies = table[h]
-                if len(copies) == 1:
-                    del table[h]
+                if self.dups:
+                    self._drop(h, b)
                 else:
-                    self.dups -= 1
-                    copies.remove(b)
+                    del table[h]
                 bhash[b] = NONE
                 bentry[b] = NONE
                 if len(dirty) > DIRTY_LIMIT:
@@ -410,15 +413,19 @@ class Ledger:
         table, bhash = self.table, self.bhash
         for b, h in zip(ids, hs, strict=True):
             bhash[b] = h  # (bcontent, bidx were set when t took it)
-        if table.keys().isdisjoint(hs):  # no copies: one list per hash, made in bulk
-            table.update(zip(hs, map(list, zip(ids, strict=True)), strict=True))
+        if table.keys().isdisjoint(hs):  # no copies: made in bulk
+            table.update(zip(hs, ids, strict=True))
         else:
+            more = self.more
             for b, h in zip(ids, hs, strict=True):
-                copies = table.get(h)
-                if copies is None:
-                    table[h] = [b]
+                if h not in table:
+                    table[h] = b
                 else:
-                    copies.append(b)
+                    copies = more.get(h)
+                    if copies is None:
+                        more[h] = [b]
+                    else:
+                        copies.append(b)
                     dup += 1
         if self.track:
             self.tb.update(ids)
@@ -446,11 +453,10 @@ class Ledger:
         b = t.blocks[t.nreg]
         self.bhash[b] = h
         t.nreg += 1
-        copies = self.table.get(h)
-        if copies is None:
-            self.table[h] = [b]
+        if h not in self.table:
+            self.table[h] = b
             return 0
-        copies.append(b)
+        self.more.setdefault(h, []).append(b)
         self.dups += 1
         self.dup_registrations += 1
         return 1
@@ -560,15 +566,31 @@ class Ledger:
         h = self.bhash[b]
         self.dirty[h >> BUCKET] = self.epoch
         self._dirtied()
-        copies = self.table[h]
-        if len(copies) > 1:
-            self.dups -= 1
-        copies.remove(b)
-        if not copies:
-            del self.table[h]
+        self._drop(h, b)
         self.bhash[b] = NONE
         if self.track:
             self.th.add(h)
+
+    def _drop(self, h: int, b: int) -> None:
+        """Copy b of hash h is unregistered: the next copy, if any, becomes the first."""
+        copies = self.more.get(h)
+        if copies is None:
+            del self.table[h]
+            return
+        self.dups -= 1
+        if self.table[h] == b:
+            self.table[h] = copies.pop(0)
+        else:
+            copies.remove(b)
+        if not copies:
+            del self.more[h]
+
+    def copies(self, h: int) -> list[int]:
+        """The blocks registered under hash h, in registration order ([] if none)."""
+        first = self.table.get(h)
+        if first is None:
+            return []
+        return [first, *self.more.get(h, ())]
 
     # ------------------------------------------------------------------ eviction
     def lru(self) -> CacheEntry | None:
@@ -619,12 +641,7 @@ class Ledger:
                 del table[h]
         else:
             for b, h in zip(out, hs, strict=True):
-                copies = table[h]
-                if len(copies) == 1:
-                    del table[h]
-                else:
-                    self.dups -= 1
-                    copies.remove(b)
+                self._drop(h, b)
         for b in out:
             bhash[b] = NONE
             bentry[b] = NONE
@@ -649,7 +666,7 @@ class Ledger:
         assert content is not None
         if any(not self.has(content, j) for j in range(self.bidx[b])):
             return False
-        return self.table[self.bhash[b]][0] == b
+        return self.table[self.bhash[b]] == b
 
     # ------------------------------------------------------------------ spill tiers
     def whole_blocks(self, lo: int, hi: int) -> range:
@@ -679,7 +696,7 @@ class Ledger:
         for j in sorted(set(todo)):
             b = self._take(content, j)
             self.bhash[b] = content.block_hash(j, self.block)
-            self.table[self.bhash[b]] = [b]
+            self.table[self.bhash[b]] = b
             self.bentry[b] = e.order
             self.cached += 1
             e.blocks.append(b)
@@ -710,7 +727,7 @@ class Ledger:
 
     def is_duplicate(self, b: int) -> bool:
         h = self.bhash[b] if b < len(self.ref) else NONE
-        return h != NONE and self.table[h][0] != b
+        return h != NONE and self.table[h] != b
 
 
 def spill_ranges(evicted: Sequence[Evicted]) -> list[tuple[Content, int, int]]:

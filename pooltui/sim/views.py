@@ -177,7 +177,7 @@ def _block_map(eng: Engine, p: PoolState, entries: tuple[EntryView, ...]) -> Blo
             cells[b] = k
     contents = tuple(zip(L.bcontent, L.bidx, strict=True))
     registered = frozenset(b for b in range(used) if L.bhash[b] != NONE)
-    dups = frozenset(b for bs in L.table.values() if len(bs) > 1 for b in bs[1:])
+    dups = frozenset(b for bs in L.more.values() for b in bs)
     return BlockMap(
         p.nblocks,
         p.block,

@@ -143,7 +143,7 @@ def test_identical_aligned_prompts_make_a_duplicate() -> None:
     assert (hit.blocks, hit.shared) == ([0], 1)
     assert b.blocks == [0, 2]
     assert L.register(b, 8) == (1, 1)
-    assert L.table[L.bhash[1]] == [1, 2]
+    assert L.copies(L.bhash[1]) == [1, 2]
     assert (L.dups, L.dup_registrations) == (1, 1)
     assert L.is_duplicate(2) and not L.is_duplicate(1)
     c, hit = admit(L, 3, Content(3, [("p", 8), ("r", 4)]), 13, 13)
@@ -285,7 +285,7 @@ def test_tail_first_eviction() -> None:
     with pytest.raises(RuntimeError):
         L.evict(e.order, 2)
     L.evict(e.order, 1)
-    assert L.entries == {} and L.table == {}
+    assert L.entries == {} and L.table == {} and L.more == {}
     ok(L)
 
 
@@ -636,7 +636,7 @@ def _misfiled(L: Ledger, ts: list[Table]) -> None:
 
 def _lost(L: Ledger, ts: list[Table]) -> None:
     L.bhash[6] = L.bhash[5]  # a free block claims a registration
-    L.table[L.bhash[5]].append(6)
+    L.more.setdefault(L.bhash[5], []).append(6)
     L.bcontent[6] = L.bcontent[5]
     L.bidx[6] = 0
     L.free.remove(6)
@@ -644,11 +644,11 @@ def _lost(L: Ledger, ts: list[Table]) -> None:
 
 
 def _wrong_list(L: Ledger, ts: list[Table]) -> None:
-    L.table[L.bhash[0]].append(5)
+    L.more.setdefault(L.bhash[0], []).append(5)
 
 
 def _empty_list(L: Ledger, ts: list[Table]) -> None:
-    L.table[12345] = []
+    L.more[L.bhash[0]] = []
 
 
 def _content(L: Ledger, ts: list[Table]) -> None:
@@ -735,6 +735,7 @@ def _touch_everything(L: Ledger, ts: list[Table]) -> None:
     L.te.update(L.entries)
     L.te.update(e.order for e in L.entries.values())
     L.th.update(L.table)
+    L.th.update(L.more)
     for t in ts:
         L.mark_table(t, 0, len(t.blocks))
 
