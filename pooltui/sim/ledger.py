@@ -472,9 +472,8 @@ class Ledger:
         if self.track:
             self.tb.update(t.blocks)
             self.mark_table(t, 0, 0)
-        sharers = self.sharers
-        if keep and (not sharers or sharers.keys().isdisjoint(t.blocks)):
-            return self._release_alone(t, e)
+        if keep:
+            return self._release_kept(t, e)
         ref, bhash, owner, hid = self.ref, self.bhash, self.owner, t.hid
         zero: list[int] = []  # blocks left at count 0, chain order
         for b in t.blocks:
@@ -509,35 +508,46 @@ class Ledger:
         t.blocks, t.size, t.nreg = [], 0, 0
         return self._file(e)
 
-    def _release_alone(self, t: Table, e: CacheEntry) -> CacheEntry | None:
-        """`release` of a table none of whose blocks another hold shares: every count goes
-        from 1 to 0, the registered blocks (its first nreg: registration only extends a
-        table's registered head) become entry e, the others are freed (the table's first
-        freed block reused first), as the block-by-block walk would leave them."""
+    def _release_kept(self, t: Table, e: CacheEntry) -> CacheEntry | None:
+        """`release` keeping what it registered, by parts rather than block by block: the
+        blocks others share (registered, so among its first nreg: registration only
+        extends a table's registered head) lose one holder; the rest go from count 1 to
+        0, its registered ones becoming entry e (chain order), the others freed (the
+        table's first freed block reused first), as the block-by-block walk leaves them."""
         blocks = t.blocks
         n = len(blocks)
-        if n:
-            nreg = t.nreg
-            ref, owner = self.ref, self.owner
+        nreg = t.nreg
+        ref, owner = self.ref, self.owner
+        sharers = self.sharers
+        shared = sharers.keys() & blocks if sharers else None
+        if shared:
+            hid = t.hid
+            for b in shared:  # each block's holders on their own: any order will do
+                ref[b] -= 1
+                self._unshare(b, hid)
+            kept = [b for b in blocks[:nreg] if b not in shared]
+        else:
             kept = blocks[:nreg] if nreg < n else blocks
-            if nreg:
-                bentry, order = self.bentry, e.order
-                for b in kept:
-                    ref[b] = 0
-                    owner[b] = NONE
-                    bentry[b] = order
-                e.blocks = kept
-                self.cached += nreg
-            if nreg < n:
-                freed = blocks[nreg:]
-                freed.reverse()
-                bcontent = self.bcontent
-                for b in freed:
-                    ref[b] = 0
-                    owner[b] = NONE
-                    bcontent[b] = None
-                self.free.extend(freed)
-            self.allocated -= n
+        if kept:
+            bentry, order = self.bentry, e.order
+            for b in kept:
+                ref[b] = 0
+                owner[b] = NONE
+                bentry[b] = order
+            e.blocks = kept
+            self.cached += len(kept)
+        if nreg < n:
+            freed = blocks[nreg:]
+            freed.reverse()
+            bcontent = self.bcontent
+            for b in freed:
+                ref[b] = 0
+                owner[b] = NONE
+                bcontent[b] = None
+            self.free.extend(freed)
+        zero = len(kept) + n - nreg
+        if zero:
+            self.allocated -= zero
             self.repoch += 1
         t.blocks, t.size, t.nreg = [], 0, 0
         return self._file(e)
