@@ -305,13 +305,11 @@ class Ledger:
             ids.reverse()
             del free[len(free) - k :]
             ref, bcontent, bidx, owner = self.ref, self.bcontent, self.bidx, self.owner
-            j = start
-            for b in ids:
+            for b, j in zip(ids, range(start, start + k), strict=True):
                 bcontent[b] = content
                 bidx[b] = j
                 owner[b] = hid
                 ref[b] = 1
-                j += 1
         else:
             ids = []
         m = need - k
