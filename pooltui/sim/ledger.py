@@ -645,15 +645,17 @@ class Ledger:
         for bucket in dict.fromkeys([h >> BUCKET for h in hs]):  # each once, in order
             dirty[bucket] = epoch
         if self.dups == 0:  # every hash has one copy: the evicted block
-            for h in hs:
+            for b, h in zip(out, hs, strict=True):
                 del table[h]
+                bhash[b] = NONE
+                bentry[b] = NONE
+                bcontent[b] = None
         else:
             for b, h in zip(out, hs, strict=True):
                 self._drop(h, b)
-        for b in out:
-            bhash[b] = NONE
-            bentry[b] = NONE
-            bcontent[b] = None
+                bhash[b] = NONE
+                bentry[b] = NONE
+                bcontent[b] = None
         self._dirtied()
         self.cached -= n
         self.free.extend(out)
