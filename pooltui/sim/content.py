@@ -38,22 +38,8 @@ def _digest(tag: bytes, body: bytes) -> int:
     return int.from_bytes(hashlib.blake2b(tag + b"\x00" + body, digest_size=8).digest(), "little")
 
 
-_KEYS: dict[Key, int] = {}  # key_hash's answers (equal keys hash alike), bounded
-_KEYS_LIMIT = 1 << 17
-
-
 def key_hash(key: Key) -> int:
-    """A key's stable 64-bit hash, tagged by type: 3 and 3.0 are one number, "3" is not.
-    Remembered (a trace repeats its keys: a conversation's every turn names its history)."""
-    kh = _KEYS.get(key)
-    if kh is None:
-        if len(_KEYS) >= _KEYS_LIMIT:
-            _KEYS.clear()
-        kh = _KEYS[key] = _key_hash(key)
-    return kh
-
-
-def _key_hash(key: Key) -> int:
+    """A key's stable 64-bit hash, tagged by type: 3 and 3.0 are one number, "3" is not."""
     if isinstance(key, str):
         return _digest(b"s", key.encode("utf-8"))
     if isinstance(key, float) and not key.is_integer():
