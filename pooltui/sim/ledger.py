@@ -639,28 +639,29 @@ class Ledger:
         out.reverse()  # tail first
         del eb[cut:]
         table, bhash, bentry, bcontent = self.table, self.bhash, self.bentry, self.bcontent
-        hs = [bhash[b] for b in out]
+        if self.track:
+            self.th.update([bhash[b] for b in out])
         self.epoch += 1
         epoch, dirty = self.epoch, self.dirty
-        for bucket in dict.fromkeys([h >> BUCKET for h in hs]):  # each once, in order
-            dirty[bucket] = epoch
-        if self.dups == 0:  # every hash has one copy: the evicted block
-            for b, h in zip(out, hs, strict=True):
+        last = -1  # the bucket marked last: a piece's blocks share one or two
+        single = self.dups == 0  # every hash has one copy: the evicted block
+        for b in out:
+            h = bhash[b]
+            k = h >> BUCKET
+            if k != last:
+                dirty[k] = epoch
+                last = k
+            if single:
                 del table[h]
-                bhash[b] = NONE
-                bentry[b] = NONE
-                bcontent[b] = None
-        else:
-            for b, h in zip(out, hs, strict=True):
+            else:
                 self._drop(h, b)
-                bhash[b] = NONE
-                bentry[b] = NONE
-                bcontent[b] = None
+            bhash[b] = NONE
+            bentry[b] = NONE
+            bcontent[b] = None
         self._dirtied()
         self.cached -= n
         self.free.extend(out)
         if self.track:
-            self.th.update(hs)
             self.tb.update(out)
             self.te.add(order)
         if not eb:
