@@ -181,6 +181,40 @@ def test_running_hold_registers_content_registered_meanwhile() -> None:
     ok(L, c)
 
 
+def test_evicting_copies_keeps_registration_order() -> None:
+    # A, B, C ("q"x8, sessions 1 2 3) are all admitted before any registers:
+    #   blocks A 0 1, B 2 3, C 4 5; each registers in turn
+    #   copies: H0 [0, 2, 4], H1 [1, 3, 5]; dups 4
+    # release B (t=1): 2, 3 go 1 -> 0: entry e0 = [2, 3]
+    # evict e0 (2 blocks, tail first: 3, then 2): later copies leave their lists
+    #   copies: H0 [0, 4], H1 [1, 5]; dups 2; cached 0, allocated 4
+    # release A (t=2): entry e1 = [0, 1]; evict e1 (1, then 0): first copies leave,
+    #   the next registered (C's) become first: H0 [4], H1 [5]; dups 0
+    #   a lookup of "q"x8 with U 9 (at most 2 blocks) hits 4 5, held by C: shared
+    L = Ledger(8, 4)
+    a, _ = admit(L, 1, Content(1, [("q", 8)]), 8, 8)
+    b, _ = admit(L, 2, Content(2, [("q", 8)]), 8, 8)
+    c, _ = admit(L, 3, Content(3, [("q", 8)]), 8, 8)
+    assert (a.blocks, b.blocks, c.blocks) == ([0, 1], [2, 3], [4, 5])
+    assert [L.register(t, 8) for t in (a, b, c)] == [(2, 0), (2, 2), (2, 2)]
+    h0, h1 = L.bhash[0], L.bhash[1]
+    assert (L.copies(h0), L.copies(h1), L.dups) == ([0, 2, 4], [1, 3, 5], 4)
+    e0 = L.release(b, 1.0)
+    assert e0 is not None and e0.blocks == [2, 3]
+    assert L.evict_ids(e0.order, 2) == [3, 2]
+    assert (L.copies(h0), L.copies(h1), L.dups) == ([0, 4], [1, 5], 2)
+    assert (L.cached, L.allocated) == (0, 4)
+    ok(L, a, c)
+    e1 = L.release(a, 2.0)
+    assert e1 is not None and e1.blocks == [0, 1]
+    assert L.evict_ids(e1.order, 2) == [1, 0]
+    assert (L.copies(h0), L.copies(h1), L.dups, L.more) == ([4], [5], 0, {})
+    hit = L.lookup(Content(4, [("q", 8)]), 9)
+    assert (hit.blocks, hit.shared, hit.cached) == ([4, 5], 2, 0)
+    assert not L.is_duplicate(4) and not L.is_duplicate(5)
+    ok(L, c)
+
+
 def test_hit_on_held_blocks_then_holder_preempted() -> None:
     # A = "s"x8 then p(1), size 12, computes 12: registers blocks 0 1 2 (2 is p(1)).
     # B = "s"x8 then p(2), U 10: cap 2; hit 0 1 shared; new block 3.
@@ -559,7 +593,7 @@ def test_pickle_round_trip() -> None:
     # (compiled classes have no __slots__ to list: the names are spelled out)
     for name in ("allocated", "bentry", "bhash", "bidx", "block", "cached", "dups", "free"):
         assert getattr(L, name) == getattr(L2, name), name
-    for name in ("fresh", "next_order", "owner", "ref", "sharers", "table", "total"):
+    for name in ("fresh", "more", "next_order", "owner", "ref", "sharers", "table", "total"):
         assert getattr(L, name) == getattr(L2, name), name
     assert [c is None for c in L.bcontent] == [c is None for c in L2.bcontent]
     assert [(e.order, e.blocks, e.attrs, e.last) for e in L2.entries.values()] == [
