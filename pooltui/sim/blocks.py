@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pooltui.sim import members, watch, why
+from pooltui.sim import ledgerbatch, members, watch, why
 from pooltui.sim.codes import Number
 from pooltui.sim.content import Content
 from pooltui.sim.ledger import CacheEntry, Evicted, Hit, spill_ranges
@@ -150,7 +150,7 @@ def one_more_each(eng: Engine, p: PoolState, holds: list[HoldState]) -> None:
         for h in holds:
             one_more_block(eng, p, h)
         return
-    gone = L.one_more_each([h.table for h in holds])
+    gone = ledgerbatch.one_more_each(L, [h.table for h in holds])
     if eng.watch is not None:
         for h in holds:
             watch.hold(eng, h)

@@ -4,7 +4,8 @@
 It owns one pool member's physical blocks (free ids, reference counts, registered hashes),
 the table hash -> registered copies (`table` the first, `more` the others), the cache entries (one per release), the holds' block
 tables (`Table`; its records are `ledgertypes.py`'s); content identity is `content.py`'s
-(`Content`).
+(`Content`); the fast mode's step of many tables each growing by a block is
+`ledgerbatch.py`'s.
 It may not touch the engine, its events, clock or policies: it never chooses what to evict
 (the caller orders `entries`), never emits, and imports neither the engine nor textual nor
 rich. Plain data only (pickled into debugger checkpoints); memory follows the blocks in use,
@@ -235,7 +236,7 @@ class Ledger:
                 return False
         return True
 
-    def _dirtied(self) -> None:
+    def dirtied(self) -> None:
         """A batch of unregistrations is over: keep `dirty` bounded."""
         if len(self.dirty) > DIRTY_LIMIT:
             self.dirty.clear()
@@ -332,67 +333,6 @@ class Ledger:
             self.mark_table(t, start, len(t.blocks))
         return ids
 
-    def one_more_each(self, tables: list[Table]) -> list[tuple[int, int, int, int]]:
-        """Each table (in order) grows by one block, exactly as one `grow` by a block
-        after another would, the caller having evicted first from the least recently
-        released entry (`short`, `lru`, `evict_ids`): a block from the free stack, else a
-        never-used id, else the tail block of the first entry, evicted (it goes through
-        the free stack, so the table takes it). The caller checked the room (`room`).
-        Returns the evictions in order: (entry order, its session, the block, blocks
-        left in the entry)."""
-        out: list[tuple[int, int, int, int]] = []
-        free, entries, block, track = self.free, self.entries, self.block, self.track
-        ref, bhash, bcontent, bidx = self.ref, self.bhash, self.bcontent, self.bidx
-        owner, bentry, table, dirty = self.owner, self.bentry, self.table, self.dirty
-        for t in tables:
-            j = len(t.blocks)
-            if free:
-                b = free.pop()
-            elif self.fresh > 0 or self.total < 0:
-                if self.total >= 0:
-                    self.fresh -= 1
-                b = len(ref)
-                ref.append(0)
-                bhash.append(NONE)
-                bcontent.append(None)
-                bidx.append(0)
-                bentry.append(NONE)
-                owner.append(NONE)
-            else:  # `evict_ids(order, 1)`, inline
-                e = next(iter(entries.values()))
-                b = e.blocks.pop()
-                h = bhash[b]
-                self.epoch += 1
-                dirty[h >> BUCKET] = self.epoch
-                if self.dups:
-                    self._drop(h, b)
-                else:
-                    del table[h]
-                bhash[b] = NONE
-                bentry[b] = NONE
-                if len(dirty) > DIRTY_LIMIT:
-                    self._dirtied()
-                self.cached -= 1
-                if track:
-                    self.th.add(h)
-                    self.tb.add(b)
-                    self.te.add(e.order)
-                if not e.blocks:
-                    del entries[e.order]
-                out.append((e.order, e.sid, b, len(e.blocks)))
-            bcontent[b] = t.content
-            bidx[b] = j
-            owner[b] = t.hid
-            ref[b] = 1
-            t.blocks.append(b)
-            if t.size < (j + 1) * block:
-                t.size = (j + 1) * block
-            if track:
-                self.tb.add(b)
-                self.mark_table(t, j, j + 1)
-        self.allocated += len(tables)
-        return out
-
     def register(self, t: Table, computed: int) -> tuple[int, int]:
         """The tokens taken complete t's blocks below `computed` units: register each not
         yet registered under its hash (a copy appended in registration order).
@@ -473,7 +413,7 @@ class Ledger:
         if keep:
             return self._release_kept(t, e)
         ref, bhash, owner, hid = self.ref, self.bhash, self.owner, t.hid
-        zero: list[int] = []  # blocks left at count 0, chain order
+        freed: list[int] = []  # blocks left at count 0, chain order: all freed
         for b in t.blocks:
             r = ref[b] - 1
             ref[b] = r
@@ -481,30 +421,19 @@ class Ledger:
                 self._unshare(b, hid)
             else:
                 owner[b] = NONE
-                zero.append(b)
-        freed: list[int] = []
-        if zero:
-            self.allocated -= len(zero)
-            self.repoch += 1
-            bentry = self.bentry
-            order = e.order
-            for b in zero:
-                if keep and bhash[b] != NONE:
-                    bentry[b] = order
-                    e.blocks.append(b)
-                else:
-                    if bhash[b] != NONE:
-                        self._unregister(b)
-                    freed.append(b)
-            self.cached += len(e.blocks)
+                if bhash[b] != NONE:
+                    self._unregister(b)
+                freed.append(b)
         if freed:  # the table's first freed block is reused first
+            self.allocated -= len(freed)
+            self.repoch += 1
             freed.reverse()
             bcontent = self.bcontent
             for b in freed:
                 bcontent[b] = None
             self.free.extend(freed)
         t.blocks, t.size, t.nreg = [], 0, 0
-        return self._file(e)
+        return None
 
     def _release_kept(self, t: Table, e: CacheEntry) -> CacheEntry | None:
         """`release` keeping what it registered, by parts rather than block by block: the
@@ -573,13 +502,13 @@ class Ledger:
         self.epoch += 1
         h = self.bhash[b]
         self.dirty[h >> BUCKET] = self.epoch
-        self._dirtied()
-        self._drop(h, b)
+        self.dirtied()
+        self.drop_copy(h, b)
         self.bhash[b] = NONE
         if self.track:
             self.th.add(h)
 
-    def _drop(self, h: int, b: int) -> None:
+    def drop_copy(self, h: int, b: int) -> None:
         """Copy b of hash h is unregistered: the next copy, if any, becomes the first."""
         copies = self.more.get(h)
         if copies is None:
@@ -654,11 +583,11 @@ class Ledger:
             if single:
                 del table[h]
             else:
-                self._drop(h, b)
+                self.drop_copy(h, b)
             bhash[b] = NONE
             bentry[b] = NONE
             bcontent[b] = None
-        self._dirtied()
+        self.dirtied()
         self.cached -= n
         self.free.extend(out)
         if self.track:
