@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pooltui.sim import members, watch, why
+from pooltui.sim import ledgerbatch, members, watch, why
 from pooltui.sim.codes import Number
 from pooltui.sim.content import Content
 from pooltui.sim.ledger import CacheEntry, Evicted, Hit, spill_ranges
@@ -150,7 +150,7 @@ def one_more_each(eng: Engine, p: PoolState, holds: list[HoldState]) -> None:
         for h in holds:
             one_more_block(eng, p, h)
         return
-    gone = L.one_more_each([h.table for h in holds])
+    gone = ledgerbatch.one_more_each(L, [h.table for h in holds])
     if eng.watch is not None:
         for h in holds:
             watch.hold(eng, h)
@@ -321,10 +321,9 @@ def touch(eng: Engine, tier: PoolState, content: Content, lo: int, hi: int) -> N
     B = tier.block
     seen: set[int] = set()
     for j in range(lo // B, -(-hi // B)):
-        copies = L.table.get(content.block_hash(j, B))
-        if copies is None:  # pragma: no cover - the walk found it at this instant
+        b = L.table.get(content.block_hash(j, B))  # the first copy
+        if b is None:  # pragma: no cover - the walk found it at this instant
             continue
-        b = copies[0]
         order = L.bentry[b]
         if L.ref[b] == 0 and order not in seen:
             seen.add(order)

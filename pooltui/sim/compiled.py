@@ -53,6 +53,7 @@ MODULES = (
     "pooltui/sim/content.py",
     "pooltui/sim/ledgertypes.py",
     "pooltui/sim/ledger.py",
+    "pooltui/sim/ledgerbatch.py",
     "pooltui/sim/ledgercheck.py",
     "pooltui/lang/exprs.py",
     "pooltui/lang/content.py",

@@ -171,7 +171,7 @@ def guard(eng: Engine, p: PoolState, bound: int) -> Guard:
     if eng.t.pools[p.decl].evict_keys is not None:
         g.avail = g.free
         return g
-    ref, bentry, bhash, table = L.ref, L.bentry, L.bhash, L.table
+    ref, bentry, bhash, more = L.ref, L.bentry, L.bhash, L.more
     chain = {b: j for j, b in enumerate(found.blocks) if ref[b] == 0}  # held: never evicted
     touched = {bentry[b] for b in chain}  # the entries holding them
     n = 0  # evictions before the entry at hand
@@ -182,7 +182,7 @@ def guard(eng: Engine, p: PoolState, bound: int) -> Guard:
                 j = chain.get(e.blocks[i])
                 if j is None:
                     continue
-                if len(table[bhash[e.blocks[i]]]) > 1:
+                if bhash[e.blocks[i]] in more:  # a hash with copies
                     g.avail = g.free + n + (k - 1 - i)
                     return g
                 g.cuts.append((n + k - 1 - i, j))

@@ -2,9 +2,10 @@
 `BlockPool` + `KVCacheManager`), per content-and-reload.md §1, §2 and §4.
 
 It owns one pool member's physical blocks (free ids, reference counts, registered hashes),
-the table hash -> registered copies, the cache entries (one per release), the holds' block
+the table hash -> registered copies (`table` the first, `more` the others), the cache entries (one per release), the holds' block
 tables (`Table`; its records are `ledgertypes.py`'s); content identity is `content.py`'s
-(`Content`).
+(`Content`); the fast mode's step of many tables each growing by a block is
+`ledgerbatch.py`'s.
 It may not touch the engine, its events, clock or policies: it never chooses what to evict
 (the caller orders `entries`), never emits, and imports neither the engine nor textual nor
 rich. Plain data only (pickled into debugger checkpoints); memory follows the blocks in use,
@@ -52,6 +53,7 @@ class Ledger:
         "floor",
         "free",
         "fresh",
+        "more",
         "next_order",
         "owner",
         "ref",
@@ -83,7 +85,11 @@ class Ledger:
         self.bentry: list[int] = []  # the entry (order) of a cached block, else NONE
         self.owner: list[int] = []  # first holder (hold id), NONE when count is 0
         self.sharers: dict[int, dict[int, None]] = {}  # block -> other holders, in order
-        self.table: dict[int, list[int]] = {}  # hash -> copies in registration order
+        # hash -> its first registered copy; `more`: hash -> the later copies, in
+        # registration order, for the hashes that have more than one (few: an int per
+        # hash, not a list, is what registration and eviction of most blocks cost).
+        self.table: dict[int, int] = {}
+        self.more: dict[int, list[int]] = {}
         self.entries: dict[int, CacheEntry] = {}  # order -> entry; least recent first
         self.allocated = 0  # blocks with count >= 1
         self.cached = 0  # registered blocks with count 0
@@ -200,7 +206,7 @@ class Ledger:
                 stop = copies.index(None)
             except ValueError:
                 stop = len(copies)
-            found.extend([c[0] for c in copies[:stop]])  # type: ignore[index]
+            found.extend(copies[:stop])  # type: ignore[arg-type]
             if stop < len(copies):
                 break
             step *= 8
@@ -230,7 +236,7 @@ class Ledger:
                 return False
         return True
 
-    def _dirtied(self) -> None:
+    def dirtied(self) -> None:
         """A batch of unregistrations is over: keep `dirty` bounded."""
         if len(self.dirty) > DIRTY_LIMIT:
             self.dirty.clear()
@@ -300,13 +306,11 @@ class Ledger:
             ids.reverse()
             del free[len(free) - k :]
             ref, bcontent, bidx, owner = self.ref, self.bcontent, self.bidx, self.owner
-            j = start
-            for b in ids:
+            for b, j in zip(ids, range(start, start + k), strict=True):
                 bcontent[b] = content
                 bidx[b] = j
                 owner[b] = hid
                 ref[b] = 1
-                j += 1
         else:
             ids = []
         m = need - k
@@ -329,69 +333,6 @@ class Ledger:
             self.mark_table(t, start, len(t.blocks))
         return ids
 
-    def one_more_each(self, tables: list[Table]) -> list[tuple[int, int, int, int]]:
-        """Each table (in order) grows by one block, exactly as one `grow` by a block
-        after another would, the caller having evicted first from the least recently
-        released entry (`short`, `lru`, `evict_ids`): a block from the free stack, else a
-        never-used id, else the tail block of the first entry, evicted (it goes through
-        the free stack, so the table takes it). The caller checked the room (`room`).
-        Returns the evictions in order: (entry order, its session, the block, blocks
-        left in the entry)."""
-        out: list[tuple[int, int, int, int]] = []
-        free, entries, block, track = self.free, self.entries, self.block, self.track
-        ref, bhash, bcontent, bidx = self.ref, self.bhash, self.bcontent, self.bidx
-        owner, bentry, table, dirty = self.owner, self.bentry, self.table, self.dirty
-        for t in tables:
-            j = len(t.blocks)
-            if free:
-                b = free.pop()
-            elif self.fresh > 0 or self.total < 0:
-                if self.total >= 0:
-                    self.fresh -= 1
-                b = len(ref)
-                ref.append(0)
-                bhash.append(NONE)
-                bcontent.append(None)
-                bidx.append(0)
-                bentry.append(NONE)
-                owner.append(NONE)
-            else:  # `evict_ids(order, 1)`, inline
-                e = next(iter(entries.values()))
-                b = e.blocks.pop()
-                h = bhash[b]
-                self.epoch += 1
-                dirty[h >> BUCKET] = self.epoch
-                copies = table[h]
-                if len(copies) == 1:
-                    del table[h]
-                else:
-                    self.dups -= 1
-                    copies.remove(b)
-                bhash[b] = NONE
-                bentry[b] = NONE
-                if len(dirty) > DIRTY_LIMIT:
-                    self._dirtied()
-                self.cached -= 1
-                if track:
-                    self.th.add(h)
-                    self.tb.add(b)
-                    self.te.add(e.order)
-                if not e.blocks:
-                    del entries[e.order]
-                out.append((e.order, e.sid, b, len(e.blocks)))
-            bcontent[b] = t.content
-            bidx[b] = j
-            owner[b] = t.hid
-            ref[b] = 1
-            t.blocks.append(b)
-            if t.size < (j + 1) * block:
-                t.size = (j + 1) * block
-            if track:
-                self.tb.add(b)
-                self.mark_table(t, j, j + 1)
-        self.allocated += len(tables)
-        return out
-
     def register(self, t: Table, computed: int) -> tuple[int, int]:
         """The tokens taken complete t's blocks below `computed` units: register each not
         yet registered under its hash (a copy appended in registration order).
@@ -410,15 +351,19 @@ class Ledger:
         table, bhash = self.table, self.bhash
         for b, h in zip(ids, hs, strict=True):
             bhash[b] = h  # (bcontent, bidx were set when t took it)
-        if table.keys().isdisjoint(hs):  # no copies: one list per hash, made in bulk
-            table.update(zip(hs, map(list, zip(ids, strict=True)), strict=True))
+        if table.keys().isdisjoint(hs):  # no copies: made in bulk
+            table.update(zip(hs, ids, strict=True))
         else:
+            more = self.more
             for b, h in zip(ids, hs, strict=True):
-                copies = table.get(h)
-                if copies is None:
-                    table[h] = [b]
+                if h not in table:
+                    table[h] = b
                 else:
-                    copies.append(b)
+                    copies = more.get(h)
+                    if copies is None:
+                        more[h] = [b]
+                    else:
+                        copies.append(b)
                     dup += 1
         if self.track:
             self.tb.update(ids)
@@ -446,11 +391,10 @@ class Ledger:
         b = t.blocks[t.nreg]
         self.bhash[b] = h
         t.nreg += 1
-        copies = self.table.get(h)
-        if copies is None:
-            self.table[h] = [b]
+        if h not in self.table:
+            self.table[h] = b
             return 0
-        copies.append(b)
+        self.more.setdefault(h, []).append(b)
         self.dups += 1
         self.dup_registrations += 1
         return 1
@@ -466,8 +410,10 @@ class Ledger:
         if self.track:
             self.tb.update(t.blocks)
             self.mark_table(t, 0, 0)
+        if keep:
+            return self._release_kept(t, e)
         ref, bhash, owner, hid = self.ref, self.bhash, self.owner, t.hid
-        zero: list[int] = []  # blocks left at count 0, chain order
+        freed: list[int] = []  # blocks left at count 0, chain order: all freed
         for b in t.blocks:
             r = ref[b] - 1
             ref[b] = r
@@ -475,28 +421,61 @@ class Ledger:
                 self._unshare(b, hid)
             else:
                 owner[b] = NONE
-                zero.append(b)
-        freed: list[int] = []
-        if zero:
-            self.allocated -= len(zero)
-            self.repoch += 1
-            bentry = self.bentry
-            order = e.order
-            for b in zero:
-                if keep and bhash[b] != NONE:
-                    bentry[b] = order
-                    e.blocks.append(b)
-                else:
-                    if bhash[b] != NONE:
-                        self._unregister(b)
-                    freed.append(b)
-            self.cached += len(e.blocks)
+                if bhash[b] != NONE:
+                    self._unregister(b)
+                freed.append(b)
         if freed:  # the table's first freed block is reused first
+            self.allocated -= len(freed)
+            self.repoch += 1
             freed.reverse()
             bcontent = self.bcontent
             for b in freed:
                 bcontent[b] = None
             self.free.extend(freed)
+        t.blocks, t.size, t.nreg = [], 0, 0
+        return None
+
+    def _release_kept(self, t: Table, e: CacheEntry) -> CacheEntry | None:
+        """`release` keeping what it registered, by parts rather than block by block: the
+        blocks others share (registered, so among its first nreg: registration only
+        extends a table's registered head) lose one holder; the rest go from count 1 to
+        0, its registered ones becoming entry e (chain order), the others freed (the
+        table's first freed block reused first), as the block-by-block walk leaves them."""
+        blocks = t.blocks
+        n = len(blocks)
+        nreg = t.nreg
+        ref, owner = self.ref, self.owner
+        sharers = self.sharers
+        shared = sharers.keys() & blocks if sharers else None
+        if shared:
+            hid = t.hid
+            for b in shared:  # each block's holders on their own: any order will do
+                ref[b] -= 1
+                self._unshare(b, hid)
+            kept = [b for b in blocks[:nreg] if b not in shared]
+        else:
+            kept = blocks[:nreg] if nreg < n else blocks
+        if kept:
+            bentry, order = self.bentry, e.order
+            for b in kept:
+                ref[b] = 0
+                owner[b] = NONE
+                bentry[b] = order
+            e.blocks = kept
+            self.cached += len(kept)
+        if nreg < n:
+            freed = blocks[nreg:]
+            freed.reverse()
+            bcontent = self.bcontent
+            for b in freed:
+                ref[b] = 0
+                owner[b] = NONE
+                bcontent[b] = None
+            self.free.extend(freed)
+        zero = len(kept) + n - nreg
+        if zero:
+            self.allocated -= zero
+            self.repoch += 1
         t.blocks, t.size, t.nreg = [], 0, 0
         return self._file(e)
 
@@ -523,16 +502,32 @@ class Ledger:
         self.epoch += 1
         h = self.bhash[b]
         self.dirty[h >> BUCKET] = self.epoch
-        self._dirtied()
-        copies = self.table[h]
-        if len(copies) > 1:
-            self.dups -= 1
-        copies.remove(b)
-        if not copies:
-            del self.table[h]
+        self.dirtied()
+        self.drop_copy(h, b)
         self.bhash[b] = NONE
         if self.track:
             self.th.add(h)
+
+    def drop_copy(self, h: int, b: int) -> None:
+        """Copy b of hash h is unregistered: the next copy, if any, becomes the first."""
+        copies = self.more.get(h)
+        if copies is None:
+            del self.table[h]
+            return
+        self.dups -= 1
+        if self.table[h] == b:
+            self.table[h] = copies.pop(0)
+        else:
+            copies.remove(b)
+        if not copies:
+            del self.more[h]
+
+    def copies(self, h: int) -> list[int]:
+        """The blocks registered under hash h, in registration order ([] if none)."""
+        first = self.table.get(h)
+        if first is None:
+            return []
+        return [first, *self.more.get(h, ())]
 
     # ------------------------------------------------------------------ eviction
     def lru(self) -> CacheEntry | None:
@@ -565,37 +560,40 @@ class Ledger:
     def evict_ids(self, order: int, n: int) -> list[int]:
         """`evict`, returning only the blocks' ids (no spill needs their content)."""
         e = self.entries[order]
-        if n > len(e.blocks):
-            raise RuntimeError(f"ledger: evict {n} of an entry of {len(e.blocks)} blocks")
-        cut = len(e.blocks) - n
-        out = e.blocks[cut:]
+        eb = e.blocks
+        if n > len(eb):
+            raise RuntimeError(f"ledger: evict {n} of an entry of {len(eb)} blocks")
+        cut = len(eb) - n
+        out = eb[cut:]
         out.reverse()  # tail first
-        del e.blocks[cut:]
+        del eb[cut:]
         table, bhash, bentry, bcontent = self.table, self.bhash, self.bentry, self.bcontent
-        track = self.track
+        if self.track:
+            self.th.update([bhash[b] for b in out])
         self.epoch += 1
         epoch, dirty = self.epoch, self.dirty
+        last = -1  # the bucket marked last: a piece's blocks share one or two
+        single = self.dups == 0  # every hash has one copy: the evicted block
         for b in out:
             h = bhash[b]
-            dirty[h >> BUCKET] = epoch
-            copies = table[h]
-            if len(copies) == 1:
+            k = h >> BUCKET
+            if k != last:
+                dirty[k] = epoch
+                last = k
+            if single:
                 del table[h]
             else:
-                self.dups -= 1
-                copies.remove(b)
+                self.drop_copy(h, b)
             bhash[b] = NONE
             bentry[b] = NONE
             bcontent[b] = None
-            if track:
-                self.th.add(h)
-        self._dirtied()
+        self.dirtied()
         self.cached -= n
         self.free.extend(out)
-        if track:
+        if self.track:
             self.tb.update(out)
             self.te.add(order)
-        if not e.blocks:
+        if not eb:
             del self.entries[order]
         return out
 
@@ -608,7 +606,7 @@ class Ledger:
         assert content is not None
         if any(not self.has(content, j) for j in range(self.bidx[b])):
             return False
-        return self.table[self.bhash[b]][0] == b
+        return self.table[self.bhash[b]] == b
 
     # ------------------------------------------------------------------ spill tiers
     def whole_blocks(self, lo: int, hi: int) -> range:
@@ -638,7 +636,7 @@ class Ledger:
         for j in sorted(set(todo)):
             b = self._take(content, j)
             self.bhash[b] = content.block_hash(j, self.block)
-            self.table[self.bhash[b]] = [b]
+            self.table[self.bhash[b]] = b
             self.bentry[b] = e.order
             self.cached += 1
             e.blocks.append(b)
@@ -669,7 +667,7 @@ class Ledger:
 
     def is_duplicate(self, b: int) -> bool:
         h = self.bhash[b] if b < len(self.ref) else NONE
-        return h != NONE and self.table[h][0] != b
+        return h != NONE and self.table[h] != b
 
 
 def spill_ranges(evicted: Sequence[Evicted]) -> list[tuple[Content, int, int]]:

@@ -77,7 +77,7 @@ def check(ledger: Ledger, holds: Iterable[Table]) -> str | None:
             content = L.bcontent[b]
             if content is None or content.block_hash(L.bidx[b], L.block) != h:
                 content_broken = f"block {b}: registered hash differs from its content's"
-            elif b not in L.table.get(h, ()):
+            elif L.table.get(h) != b and b not in L.more.get(h, ()):
                 content_broken = f"block {b}: registered but not in the hash table"
     if allocated != L.allocated:
         return f"allocated is {L.allocated} blocks but {allocated} have a count"
@@ -92,18 +92,16 @@ def check(ledger: Ledger, holds: Iterable[Table]) -> str | None:
     in_entries = sum(len(e.blocks) for e in L.entries.values())
     if in_entries != cached:
         return f"entries hold {in_entries} blocks but {cached} are cached"
-    for h, bs in L.table.items():
-        if len(bs) == 1:
-            if bhash[bs[0]] == h:
-                continue
-        elif not bs:
-            return "an empty copy list in the hash table"
-        elif all(bhash[b] == h for b in bs) and len(set(bs)) == len(bs):
-            continue
-        return f"hash table lists block {bs} under a hash one is not registered with"
+    more = L.more
+    for h, first in L.table.items():
+        broken = _copies(bhash, h, first, more.get(h))
+        if broken is not None:
+            return broken
+    for h in more.keys() - L.table.keys():
+        return _copies(bhash, h, None, more[h])
     if content_broken is not None:
         return content_broken
-    dups = sum(len(bs) - 1 for bs in L.table.values())
+    dups = sum(map(len, more.values()))
     if dups != L.dups:
         return f"dups is {L.dups} but the hash table has {dups}"
     if len(set(L.free)) != len(L.free):
@@ -118,6 +116,19 @@ def check(ledger: Ledger, holds: Iterable[Table]) -> str | None:
     if L.total >= 0 and (L.fresh + n != L.total or L.fresh < 0):
         return f"fresh {L.fresh} + {n} used ids ≠ {L.total} blocks"
     return None
+
+
+def _copies(bhash: list[int], h: int, first: int | None, later: list[int] | None) -> str | None:
+    """What is wrong with the copies listed under hash h (the first, the later ones), if
+    anything: each registered with h, none twice, a first copy before any later one."""
+    if later is not None and not later:
+        return "an empty copy list in the hash table"
+    copies = ([] if first is None else [first]) + (later or [])
+    if first is None and later is None:
+        return None
+    if first is not None and all(bhash[b] == h for b in copies) and len(set(copies)) == len(copies):
+        return None
+    return f"hash table lists block {copies} under a hash one is not registered with"
 
 
 class Tables(Protocol):
@@ -217,15 +228,14 @@ def check_touched(L: Ledger, sh: Shadow, tables: Tables) -> str | None:
             broken = _entries(L, sh)
             if broken is not None:
                 return broken
-        table, bhash = L.table, L.bhash
+        table, more, bhash = L.table, L.more, L.bhash
         for h in L.th:
-            copies = table.get(h)
-            if copies is None or (len(copies) == 1 and bhash[copies[0]] == h):
+            first = table.get(h)
+            if first is not None and bhash[first] == h and h not in more:
                 continue
-            if not copies:
-                return "an empty copy list in the hash table"
-            if any(bhash[b] != h for b in copies) or len(set(copies)) != len(copies):
-                return f"hash table lists block {copies} under a hash one is not registered with"
+            broken = _copies(bhash, h, first, more.get(h))
+            if broken is not None:
+                return broken
         return _totals(L, sh, n)
     finally:
         L.untouched()
@@ -296,7 +306,7 @@ def _blocks(L: Ledger, sh: Shadow, tables: Tables) -> str | None:
                 content = bcontent[b]
                 if content is None or content.block_hash(bidx[b], block) != h:
                     return f"block {b}: registered hash differs from its content's"
-                if b not in table.get(h, ()):
+                if table.get(h) != b and b not in L.more.get(h, ()):
                     return f"block {b}: registered but not in the hash table"
                 code = r * 2 + 1
             else:

@@ -84,6 +84,8 @@ def break_ledger(sim: Simulation, pool_label: str, what: str) -> None:
             h = L.bhash[b]
             new = h ^ 1
             L.table[new] = L.table.pop(h)
+            if h in L.more:
+                L.more[new] = L.more.pop(h)
             L.bhash[b] = new
             L.tb.add(b)
             L.th.update((h, new))

@@ -197,11 +197,7 @@ def _block_map(eng: Engine, p: PoolState, entries: tuple[EntryView, ...]) -> Blo
         cells.update(dict.fromkeys(ev.physical, k))
     contents = BlockContents(tuple(L.bcontent), array("q", L.bidx))
     registered = BlockSet(bytes(map(NONE.__ne__, L.bhash)))
-    dups = (
-        frozenset(b for bs in L.table.values() if len(bs) > 1 for b in bs[1:])
-        if L.dups
-        else frozenset()
-    )
+    dups = frozenset(b for bs in L.more.values() for b in bs)  # later copies only
     return BlockMap(
         p.nblocks,
         p.block,

@@ -143,7 +143,7 @@ def test_identical_aligned_prompts_make_a_duplicate() -> None:
     assert (hit.blocks, hit.shared) == ([0], 1)
     assert b.blocks == [0, 2]
     assert L.register(b, 8) == (1, 1)
-    assert L.table[L.bhash[1]] == [1, 2]
+    assert L.copies(L.bhash[1]) == [1, 2]
     assert (L.dups, L.dup_registrations) == (1, 1)
     assert L.is_duplicate(2) and not L.is_duplicate(1)
     c, hit = admit(L, 3, Content(3, [("p", 8), ("r", 4)]), 13, 13)
@@ -178,6 +178,40 @@ def test_running_hold_registers_content_registered_meanwhile() -> None:
     assert (L.allocated, L.cached) == (4, 2)
     # Still the first copies, though cached duplicates exist.
     assert L.lookup(Content(4, [("q", 8)]), 9).blocks == [0, 1]
+    ok(L, c)
+
+
+def test_evicting_copies_keeps_registration_order() -> None:
+    # A, B, C ("q"x8, sessions 1 2 3) are all admitted before any registers:
+    #   blocks A 0 1, B 2 3, C 4 5; each registers in turn
+    #   copies: H0 [0, 2, 4], H1 [1, 3, 5]; dups 4
+    # release B (t=1): 2, 3 go 1 -> 0: entry e0 = [2, 3]
+    # evict e0 (2 blocks, tail first: 3, then 2): later copies leave their lists
+    #   copies: H0 [0, 4], H1 [1, 5]; dups 2; cached 0, allocated 4
+    # release A (t=2): entry e1 = [0, 1]; evict e1 (1, then 0): first copies leave,
+    #   the next registered (C's) become first: H0 [4], H1 [5]; dups 0
+    #   a lookup of "q"x8 with U 9 (at most 2 blocks) hits 4 5, held by C: shared
+    L = Ledger(8, 4)
+    a, _ = admit(L, 1, Content(1, [("q", 8)]), 8, 8)
+    b, _ = admit(L, 2, Content(2, [("q", 8)]), 8, 8)
+    c, _ = admit(L, 3, Content(3, [("q", 8)]), 8, 8)
+    assert (a.blocks, b.blocks, c.blocks) == ([0, 1], [2, 3], [4, 5])
+    assert [L.register(t, 8) for t in (a, b, c)] == [(2, 0), (2, 2), (2, 2)]
+    h0, h1 = L.bhash[0], L.bhash[1]
+    assert (L.copies(h0), L.copies(h1), L.dups) == ([0, 2, 4], [1, 3, 5], 4)
+    e0 = L.release(b, 1.0)
+    assert e0 is not None and e0.blocks == [2, 3]
+    assert L.evict_ids(e0.order, 2) == [3, 2]
+    assert (L.copies(h0), L.copies(h1), L.dups) == ([0, 4], [1, 5], 2)
+    assert (L.cached, L.allocated) == (0, 4)
+    ok(L, a, c)
+    e1 = L.release(a, 2.0)
+    assert e1 is not None and e1.blocks == [0, 1]
+    assert L.evict_ids(e1.order, 2) == [1, 0]
+    assert (L.copies(h0), L.copies(h1), L.dups, L.more) == ([4], [5], 0, {})
+    hit = L.lookup(Content(4, [("q", 8)]), 9)
+    assert (hit.blocks, hit.shared, hit.cached) == ([4, 5], 2, 0)
+    assert not L.is_duplicate(4) and not L.is_duplicate(5)
     ok(L, c)
 
 
@@ -285,7 +319,7 @@ def test_tail_first_eviction() -> None:
     with pytest.raises(RuntimeError):
         L.evict(e.order, 2)
     L.evict(e.order, 1)
-    assert L.entries == {} and L.table == {}
+    assert L.entries == {} and L.table == {} and L.more == {}
     ok(L)
 
 
@@ -559,7 +593,7 @@ def test_pickle_round_trip() -> None:
     # (compiled classes have no __slots__ to list: the names are spelled out)
     for name in ("allocated", "bentry", "bhash", "bidx", "block", "cached", "dups", "free"):
         assert getattr(L, name) == getattr(L2, name), name
-    for name in ("fresh", "next_order", "owner", "ref", "sharers", "table", "total"):
+    for name in ("fresh", "more", "next_order", "owner", "ref", "sharers", "table", "total"):
         assert getattr(L, name) == getattr(L2, name), name
     assert [c is None for c in L.bcontent] == [c is None for c in L2.bcontent]
     assert [(e.order, e.blocks, e.attrs, e.last) for e in L2.entries.values()] == [
@@ -636,7 +670,7 @@ def _misfiled(L: Ledger, ts: list[Table]) -> None:
 
 def _lost(L: Ledger, ts: list[Table]) -> None:
     L.bhash[6] = L.bhash[5]  # a free block claims a registration
-    L.table[L.bhash[5]].append(6)
+    L.more.setdefault(L.bhash[5], []).append(6)
     L.bcontent[6] = L.bcontent[5]
     L.bidx[6] = 0
     L.free.remove(6)
@@ -644,11 +678,11 @@ def _lost(L: Ledger, ts: list[Table]) -> None:
 
 
 def _wrong_list(L: Ledger, ts: list[Table]) -> None:
-    L.table[L.bhash[0]].append(5)
+    L.more.setdefault(L.bhash[0], []).append(5)
 
 
 def _empty_list(L: Ledger, ts: list[Table]) -> None:
-    L.table[12345] = []
+    L.more[L.bhash[0]] = []
 
 
 def _content(L: Ledger, ts: list[Table]) -> None:
@@ -735,6 +769,7 @@ def _touch_everything(L: Ledger, ts: list[Table]) -> None:
     L.te.update(L.entries)
     L.te.update(e.order for e in L.entries.values())
     L.th.update(L.table)
+    L.th.update(L.more)
     for t in ts:
         L.mark_table(t, 0, len(t.blocks))
 

@@ -130,9 +130,9 @@ def _release_keeps_count(original: Callable[..., Any]) -> Callable[..., Any]:
 def _register_twice(original: Callable[..., Any]) -> Callable[..., Any]:
     def register(self: Ledger, t: Any, computed: int) -> tuple[int, int]:
         out: tuple[int, int] = original(self, t, computed)
-        for copies in self.table.values():  # a registration listed twice
-            if len(copies) == 1 and self.ref[copies[0]] > 0:
-                copies.append(copies[0])
+        for h, first in self.table.items():  # a registration listed twice
+            if h not in self.more and self.ref[first] > 0:
+                self.more[h] = [first]
                 self.dups += 1
                 self.th.update(self.table)
                 break

@@ -1,0 +1,73 @@
+"""The fast mode's batched growth of a pool's ledger: many block tables each growing by one
+block in one call (`one_more_each`), with the evictions that makes, exactly as one `grow`
+by a block after another (each after evicting one block, tail first, from the least
+recently released entry) would leave the ledger (`ledger.py`). Owns nothing but that
+step; like the ledger it never chooses a policy, never emits, and touches no engine.
+"""
+
+from __future__ import annotations
+
+from pooltui.sim.content import BUCKET
+from pooltui.sim.ledger import DIRTY_LIMIT, NONE, Ledger, Table
+
+
+def one_more_each(L: Ledger, tables: list[Table]) -> list[tuple[int, int, int, int]]:
+    """Each table (in order) grows by one block, exactly as one `grow` by a block
+    after another would, the caller having evicted first from the least recently
+    released entry (`short`, `lru`, `evict_ids`): a block from the free stack, else a
+    never-used id, else the tail block of the first entry, evicted (it goes through
+    the free stack, so the table takes it). The caller checked the room (`room`).
+    Returns the evictions in order: (entry order, its session, the block, blocks
+    left in the entry)."""
+    out: list[tuple[int, int, int, int]] = []
+    free, entries, block, track = L.free, L.entries, L.block, L.track
+    ref, bhash, bcontent, bidx = L.ref, L.bhash, L.bcontent, L.bidx
+    owner, bentry, table, dirty = L.owner, L.bentry, L.table, L.dirty
+    for t in tables:
+        j = len(t.blocks)
+        if free:
+            b = free.pop()
+        elif L.fresh > 0 or L.total < 0:
+            if L.total >= 0:
+                L.fresh -= 1
+            b = len(ref)
+            ref.append(0)
+            bhash.append(NONE)
+            bcontent.append(None)
+            bidx.append(0)
+            bentry.append(NONE)
+            owner.append(NONE)
+        else:  # `evict_ids(order, 1)`, inline
+            e = next(iter(entries.values()))
+            b = e.blocks.pop()
+            h = bhash[b]
+            L.epoch += 1
+            dirty[h >> BUCKET] = L.epoch
+            if L.dups:
+                L.drop_copy(h, b)
+            else:
+                del table[h]
+            bhash[b] = NONE
+            bentry[b] = NONE
+            if len(dirty) > DIRTY_LIMIT:
+                L.dirtied()
+            L.cached -= 1
+            if track:
+                L.th.add(h)
+                L.tb.add(b)
+                L.te.add(e.order)
+            if not e.blocks:
+                del entries[e.order]
+            out.append((e.order, e.sid, b, len(e.blocks)))
+        bcontent[b] = t.content
+        bidx[b] = j
+        owner[b] = t.hid
+        ref[b] = 1
+        t.blocks.append(b)
+        if t.size < (j + 1) * block:
+            t.size = (j + 1) * block
+        if track:
+            L.tb.add(b)
+            L.mark_table(t, j, j + 1)
+    L.allocated += len(tables)
+    return out
