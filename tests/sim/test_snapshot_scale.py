@@ -151,3 +151,11 @@ def test_an_attribute_set_again_shows_its_new_value_in_the_next_snapshot() -> No
             if a is not None and (not seen or seen[-1] != a):
                 seen.append(a)
     assert seen == [1, 2.5]
+
+
+def test_a_checkpoint_keeps_every_field_of_a_content_but_its_cache() -> None:
+    # A field added to Content later must be added to what a checkpoint keeps.
+    from pooltui.sim.content import _KEPT, Content
+
+    assert set(Content.__slots__) - set(_KEPT) == {"bh", "bh_block"}
+    assert set(_KEPT) <= set(Content.__slots__)
