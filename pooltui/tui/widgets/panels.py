@@ -318,7 +318,7 @@ def waited(seconds: float) -> str:
     return f"{seconds:.0f}s"
 
 
-class QueuePanel(SafeRender, VerticalScroll):
+class QueuePanel(SafeRender, Vertical):
     """Waiting holds of every pool, in selection order. Redraws when the app sets
     `snapshot`."""
 
@@ -474,7 +474,7 @@ def _resident_row(r: ResidentView, palette: Palette) -> Text:
     return text
 
 
-class StagesPanel(SafeRender, VerticalScroll):
+class StagesPanel(SafeRender, Vertical):
     """Every stage: a step's iteration, budget and residents; a link's jobs. Redraws when
     the app sets `snapshot`."""
 
