@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import replace
+from typing import Any
 
 import pytest
 
@@ -193,3 +194,51 @@ def test_a_run_posts_at_most_one_frame_per_frame_interval(cmd: Command, clock: C
     assert posted, "a long run shows progress"
     gaps = [b - a for a, b in itertools.pairwise(posted)]
     assert all(gap >= driver.FRAME_INTERVAL - 1e-9 for gap in gaps)
+
+
+def test_a_pause_during_a_frame_does_not_build_the_snapshot_again() -> None:
+    sim = FakeSim()
+    made: list[int] = []
+    snapshot = sim.snapshot
+
+    def counted() -> Any:
+        made.append(sim.cursor)
+        return snapshot()
+
+    sim.snapshot = counted  # type: ignore[method-assign]
+    c = Controller(sim)
+    sim.step()
+    progress = c.frame(Command("continue", seq=1), final=False, running=True)
+    paused = c.frame(Command("continue", seq=1), stop="paused", stop_kind="pause")
+    assert paused.snapshot is progress.snapshot and made == [0]
+    # Anything else builds its own: a final frame after a final frame, or after a step.
+    again = c.frame(Command("refresh", seq=2))
+    assert again.snapshot is not paused.snapshot and made == [0, 0]
+    c.frame(Command("continue", seq=3), final=False, running=True)
+    sim.step()
+    moved = c.frame(Command("continue", seq=3), stop="paused", stop_kind="pause")
+    assert moved.snapshot.event_index == 1 and made == [0, 0, 0, 1]
+
+
+def test_a_run_lets_a_pause_give_up_a_checkpoint() -> None:
+    # While a long command runs, the simulation is told to give a checkpoint up as soon as
+    # a pause (any newer command) comes; before and after, it is not.
+    seen: list[bool] = []
+
+    class Recording(FakeSim):
+        abandon_checkpoint: Any = None
+
+        def skip(self, n: int, *, whole: bool = False, each: Any = None) -> int:
+            hook = self.abandon_checkpoint
+            seen.append(hook is not None and hook())
+            c.interrupt_gen += 1  # the pause comes while this batch goes
+            seen.append(hook is not None and hook())
+            return super().skip(n, whole=whole, each=each)
+
+    sim = Recording()
+    c = Controller(sim)
+    frames: list[Any] = []
+    c.execute(Command("continue", seq=1, gen=c.interrupt_gen), frames.append)
+    assert seen == [False, True]
+    assert frames[-1].stop_kind == "pause"
+    assert sim.abandon_checkpoint is None

@@ -366,7 +366,7 @@ class QueuePanel(SafeRender, Vertical):
             rows.append(Text())  # as the stages: a blank row ends the list
         else:
             rows.append(Text("no hold is waiting", "dim italic"))
-        self.query_one("#queue-body", TextRows).update_rows(rows, grow_only=running(self))
+        self.query_one("#queue-body", TextRows).update_rows(rows)
 
 
 def _queue_row(item: QueueItemView, name_w: int, keys_w: int, palette: Palette) -> Text:
@@ -502,7 +502,7 @@ class StagesPanel(SafeRender, Vertical):
             rows.append(Text())  # a blank row ends the list (room under the last row)
         else:
             rows.append(Text("no stage", "dim italic"))
-        self.query_one("#stages-body", TextRows).update_rows(rows, grow_only=running(self))
+        self.query_one("#stages-body", TextRows).update_rows(rows)
 
 
 def watches_text(values: Iterable[WatchValue], palette: Palette) -> Text:

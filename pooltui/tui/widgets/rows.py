@@ -44,13 +44,9 @@ class TextRows(TextLines):
         """The whole text shown, every row made (as a Static's `content`; for tests)."""
         return Text("\n").join(self._row(y) for y in range(len(self._rows)))
 
-    @property
-    def row_count(self) -> int:
-        return len(self._rows)
-
-    def update_rows(self, rows: Sequence[Row], *, grow_only: bool = False) -> None:
-        """Show `rows`. (`grow_only` is accepted for the panels' sake: a change in the
-        row count only changes the scrollable size here, never the screen's layout.)"""
+    def update_rows(self, rows: Sequence[Row]) -> None:
+        """Show `rows`: a change in their count changes the scrollable size only, never
+        the screen's layout."""
         self._rows = list(rows) or [Text()]
         self._strips.clear()
         self.set_virtual_size(Size(self.scrollable_content_region.width, len(self._rows)))
