@@ -19,7 +19,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import Footer, Static, Tab, TabbedContent, TabPane, Tabs
+from textual.widgets import Static, Tab, TabbedContent, TabPane, Tabs
 
 from pooltui.sim.events import MOMENTS, Event
 from pooltui.sim.snapshot import Snapshot
@@ -47,6 +47,7 @@ from pooltui.tui.screens import (
 )
 from pooltui.tui.widgets.blockmap import BlockMapView
 from pooltui.tui.widgets.eventlog import EventLog
+from pooltui.tui.widgets.keybar import KeyBar
 from pooltui.tui.widgets.panels import (
     PoolsPanel,
     QueuePanel,
@@ -254,7 +255,7 @@ class DebuggerScreen(Screen[None]):
             yield teach
         yield Static(id="why", markup=False)
         yield Static(keys_line(), id="keys", markup=False)
-        yield Footer()
+        yield KeyBar()
 
     def _top(self) -> ComposeResult:
         with Horizontal(id="top"):
@@ -293,7 +294,7 @@ class DebuggerScreen(Screen[None]):
     def on_resize(self, event: events.Resize) -> None:
         self.narrow = event.size.width < NARROW_WIDTH or event.size.height < NARROW_HEIGHT
         self.key_line = event.size.width < KEY_LINE_WIDTH
-        for footer in self.query(Footer):
+        for footer in self.query(KeyBar):
             footer.compact = event.size.width < COMPACT_WIDTH
         self._apply_layout()
 
@@ -339,7 +340,7 @@ class DebuggerScreen(Screen[None]):
         keys = self.query_one("#keys", Static)
         keys.display = key_line
         set_text(keys, keys_line(narrow))
-        self.query_one(Footer).display = not key_line
+        self.query_one(KeyBar).display = not key_line
         notes = self.query_one("#teach-notes")
         notes.display = teaching
         tabs = self.query_one("#views", Tabs)

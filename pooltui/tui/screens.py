@@ -11,12 +11,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
-from textual.widgets import DataTable, Footer, Input, Static
+from textual.widgets import DataTable, Input, Static
 
 from pooltui.sim.events import MOMENTS
 from pooltui.tui.breakpoints import BreakpointError, BreakpointSet
 from pooltui.tui.driver import parse_goto
 from pooltui.tui.messages import BreakpointsChanged, Reload, WatchesChanged, guarded_compose
+from pooltui.tui.widgets.keybar import KeyBar
 
 
 def binding_rows(groups: Iterable[tuple[str, Iterable[Binding]]], key_style: Style) -> Text:
@@ -208,7 +209,7 @@ class BreakpointsScreen(ExpressionScreen):
                 id="bp-input",
             )
             yield Static("", id="bp-error", classes="error", markup=False)
-            yield Footer()
+            yield KeyBar()
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
@@ -317,7 +318,7 @@ class WatchesScreen(ExpressionScreen):
             )
             yield Input(placeholder="free(kv)", id="watch-input")
             yield Static("", id="watch-error", classes="error", markup=False)
-            yield Footer()
+            yield KeyBar()
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
@@ -387,7 +388,7 @@ class CompileErrorScreen(Screen[None]):
         with VerticalScroll():
             yield Static(self.text, id="error-body", markup=False)
             yield Static("Fix the spec and press r to reload it, or q to quit.", markup=False)
-        yield Footer()
+        yield KeyBar()
 
     def action_reload(self) -> None:
         self.post_message(Reload())

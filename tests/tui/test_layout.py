@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from pooltui.tui.app import PoolApp
 from pooltui.tui.widgets.blockmap import BlockMapView
 from pooltui.tui.widgets.eventlog import EventLog
+from pooltui.tui.widgets.keybar import KeyBar
 from pooltui.tui.widgets.panels import QueuePanel
 from tests.tui.conftest import SIZE, keys, make_app, settle
 
@@ -47,7 +48,7 @@ async def test_the_keys_that_matter_stay_on_screen_at_80x24() -> None:
         assert visible(app, "#keys")
         for key in ("? help", "q quit", "b break", "w watch"):
             assert key in line[:76]  # before any ellipsis
-        assert not app.debugger.query_one(Footer).display
+        assert not app.debugger.query_one(KeyBar).display
 
 
 async def test_narrow_panels_are_tabs_not_clipped() -> None:
@@ -69,7 +70,7 @@ async def test_narrow_panels_are_tabs_not_clipped() -> None:
         for selector in ("#pools", "#queue", "#stages", "#events", "#source", "#side"):
             assert visible(app, selector), selector
         assert not screen.query_one("#views").display
-        assert screen.query_one(Footer).display
+        assert screen.query_one(KeyBar).display
 
 
 async def test_narrow_a_halt_brings_details_forward() -> None:
@@ -123,7 +124,7 @@ async def test_at_120x30_the_key_line_keeps_q_and_help() -> None:
         await settle(pilot)
         await keys(pilot, "n", "n")
         assert app.debugger is not None
-        assert not app.debugger.query_one(Footer).display
+        assert not app.debugger.query_one(KeyBar).display
         line = str(app.debugger.query_one("#keys", Static).render())
         assert visible(app, "#keys") and "? help" in line and "q quit" in line
         assert "v panel" not in line  # every panel is on screen
