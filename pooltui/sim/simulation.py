@@ -33,7 +33,7 @@ from pooltui.sim.tables import Tables, build_tables
 
 if TYPE_CHECKING:  # headless runs make no snapshot: not loaded by them
     from pooltui.sim.snapshot import Snapshot
-    from pooltui.sim.views import AttrsMade
+    from pooltui.sim.views import AttrsMade, SessionsMade
 
 Number = int | float
 
@@ -145,7 +145,10 @@ class Simulation:
         self._ckpt: list[bytes] = []  # packed states (`_pack`)
         self._ckpt_bytes = 0
         self._ckpt_raw = False  # the newest checkpoint is a plain pickle (`_compress_last`)
-        self._attrs_made: AttrsMade = {}  # the last snapshot's attributes (`build_snapshot`)
+        # What the last snapshot made that the next may reuse (`build_snapshot`): the
+        # sessions' attributes, the queued sessions' views.
+        self._attrs_made: AttrsMade = {}
+        self._sessions_made: SessionsMade = {}
         # Asked between two frames (about 64 KB) of a checkpoint's pickle whether to give it
         # up (then it is taken at a later move): the debugger sets it while a run goes, so
         # a pause is never kept waiting by a big state's checkpoint.
@@ -485,10 +488,14 @@ class Simulation:
                 assert isinstance(eng, FastEngine)
                 saved = eng.write_out()
                 try:
-                    return build_snapshot(eng, self._events, self._cursor, self._attrs_made)
+                    return build_snapshot(
+                        eng, self._events, self._cursor, self._attrs_made, self._sessions_made
+                    )
                 finally:
                     eng.restore(saved)
-            return build_snapshot(eng, self._events, self._cursor, self._attrs_made)
+            return build_snapshot(
+                eng, self._events, self._cursor, self._attrs_made, self._sessions_made
+            )
         finally:
             _resume_collector(was)
 

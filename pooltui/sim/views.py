@@ -388,14 +388,44 @@ def _attrs(sess: Session, before: AttrsMade, now: AttrsMade) -> tuple[tuple[str,
     return made[1]
 
 
+# Per session id: (what a queued session's view is made of, the view made of it).
+SessionsMade = dict[int, tuple[tuple[object, ...], SessionView]]
+
+
+def _queued_key(
+    sess: Session, attrs: tuple[tuple[str, AttrValue], ...]
+) -> tuple[object, ...] | None:
+    """Everything a queued session's view is made of, when none of its holds holds a block
+    (a queue of 1,500 changes little between two frames; the views of the sessions in it
+    were most of a snapshot's cost); None for any other session (its view is made anew)."""
+    holds: list[object] = []
+    for h in sess.holds:
+        if h.table.blocks:
+            return None
+        holds.append(
+            (h.key, h.pool, h.size, h.computed, h.context, h.reserve, h.admitted_at,
+             h.admit_order, h.preempted, h.queued, h.reloading, h.reload_units)
+        )  # fmt: skip
+    frame = sess.frames[-1] if sess.frames else None
+    at = (frame[1], frame[2]) if frame is not None else None
+    return (sess.state, sess.serial, sess.arrived, sess.waiting_for, at, attrs, *holds)
+
+
 def build_snapshot(
-    eng: Engine, events: Sequence[Event], cursor: int, attrs_made: AttrsMade | None = None
+    eng: Engine,
+    events: Sequence[Event],
+    cursor: int,
+    attrs_made: AttrsMade | None = None,
+    sessions_made: SessionsMade | None = None,
 ) -> Snapshot:
     """The snapshot of `eng`'s state, `cursor` the event it is at. `attrs_made`: the
-    attributes the last snapshot made, updated to this one's (the simulation keeps it)."""
+    attributes the last snapshot made, updated to this one's; `sessions_made`: the views
+    of queued sessions it made, the same (the simulation keeps both)."""
     s = eng.s
     attrs_before = attrs_made if attrs_made is not None else {}
     attrs_now: AttrsMade = {}
+    sessions_before = sessions_made if sessions_made is not None else {}
+    sessions_now: SessionsMade = {}
     tiers: dict[str, list[str]] = {}
     for pi, p in enumerate(s.pools):
         pd = eng.t.pools[p.decl]
@@ -408,21 +438,30 @@ def build_snapshot(
     sessions = []
     for sid in sorted(s.live):
         sess = s.live[sid]
+        attrs = _attrs(sess, attrs_before, attrs_now)
+        key = _queued_key(sess, attrs) if sess.state == S_QUEUED else None
+        if key is not None:
+            got = sessions_before.get(sid)
+            if got is not None and got[0] == key:
+                sessions_now[sid] = got
+                sessions.append(got[1])
+                continue
         stmt = members.current_stmt(eng, sess)
-        sessions.append(
-            SessionView(
-                sess.name,
-                sid,
-                eng.t.sessions[sess.cls].ir.name,
-                sess.index,
-                sess.serial,
-                _session_state(eng, sess),
-                sess.arrived,
-                _attrs(sess, attrs_before, attrs_now),
-                tuple(_hold_view(eng, sess, h, made) for h in sess.holds),
-                stmt.span if stmt is not None else None,
-            )
+        view = SessionView(
+            sess.name,
+            sid,
+            eng.t.sessions[sess.cls].ir.name,
+            sess.index,
+            sess.serial,
+            _session_state(eng, sess),
+            sess.arrived,
+            attrs,
+            tuple(_hold_view(eng, sess, h, made) for h in sess.holds),
+            stmt.span if stmt is not None else None,
         )
+        if key is not None:
+            sessions_now[sid] = (key, view)
+        sessions.append(view)
     c = s.counters
     rejected = sum(cc[2] for cc in s.class_counts)
     done = sum(cc[1] for cc in s.class_counts)
@@ -433,6 +472,9 @@ def build_snapshot(
     if attrs_made is not None:
         attrs_made.clear()
         attrs_made.update(attrs_now)
+    if sessions_made is not None:
+        sessions_made.clear()
+        sessions_made.update(sessions_now)
     last = events[cursor] if 0 <= cursor < len(events) else None
     return Snapshot(
         s.now,

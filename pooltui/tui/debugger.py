@@ -236,6 +236,9 @@ class DebuggerScreen(Screen[None]):
         self.compile_expression = compile_expression
         self._bindings_key: tuple[bool, ...] = ()
         self._why_from_log = False
+        # Heights only grow (the app sets it): while a run goes on and on its last frame,
+        # so that neither re-lays the screen out; the next step's frame fits them again.
+        self.grow_only = False
         self.filter_text = ""
         self.key_line = False
 
@@ -401,7 +404,7 @@ class DebuggerScreen(Screen[None]):
         text = why_text(event)
         for bar in self.query("#why"):
             if isinstance(bar, Static):
-                set_text(bar, text, wrap=True, grow_only=self.running)
+                set_text(bar, text, wrap=True, grow_only=self.grow_only)
 
     def watch_running(self) -> None:
         self._bindings_changed()

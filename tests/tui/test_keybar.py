@@ -5,10 +5,10 @@ mounting a widget per key again (the 70 ms a key typed during a run waited behin
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, ClassVar
 
 from textual.app import App, ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.widget import Widget
 from textual.widgets import Footer, Static
 
@@ -81,7 +81,7 @@ class Both(App[None]):
     """Textual's Footer or the key bar over the same bindings: one enabled, one disabled
     (check_action None: dimmed), one hidden (False), one not shown (show=False)."""
 
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit"),
         Binding("question_mark,f1", "help", "Help"),
         Binding("n,right", "step", "Step"),

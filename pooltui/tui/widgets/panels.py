@@ -45,17 +45,19 @@ from pooltui.tui.widgets.rows import Row, TextRows
 Number = int | float
 
 
-def running(widget: Widget) -> bool:
-    """Whether a run goes on (the debugger screen's `running`, which the app sets)."""
-    return bool(getattr(widget.screen, "running", False)) if widget.is_attached else False
+def grows_only(widget: Widget) -> bool:
+    """Whether heights only grow now: a run goes on or has just ended (the debugger
+    screen's `grow_only`, which the app sets)."""
+    return bool(getattr(widget.screen, "grow_only", False)) if widget.is_attached else False
 
 
 def set_text(widget: Static, text: Text, *, wrap: bool = False, grow_only: bool = False) -> None:
     """Update a Static only when its text changed, and re-lay the screen out only when its
     height did: a run repaints these many times a second, and a layout of the whole screen
     per frame would take most of the screen's time and make every key wait. `grow_only`
-    (while a run goes): a text of fewer lines keeps the height it had (blank lines at the
-    end), so the height changes only when it grows; the frame that ends the run fits it."""
+    (while a run goes, and on the frame that ends it): a text of fewer lines keeps the
+    height it had (blank lines at the end), so the height changes only when it grows; the
+    next step fits it."""
     if not wrap:
         text.no_wrap = True
         text.overflow = "ellipsis"
@@ -67,12 +69,15 @@ def set_text(widget: Static, text: Text, *, wrap: bool = False, grow_only: bool 
     if wrap and width > 0:  # the lines it wraps to at its width: its height
         lines = len(text.wrap(widget.app.console, width))
     elif wrap:
-        lines = -1  # not laid out yet
+        lines = -1  # not laid out, or hidden (a tab not shown): its height is not known
     before = getattr(widget, "_pooltui_lines", None)
     if grow_only and before is not None and 0 <= lines < before:
         text = text + Text("\n" * (before - lines))
         lines = before
-    layout = lines < 0 or before != lines
+    # An unknown height lays nothing out: showing the widget (or the screen's first
+    # layout) will. (The Details tab behind Notes re-laid the whole screen out on every
+    # paused frame.)
+    layout = lines >= 0 and before != lines
     widget._pooltui_text = text  # type: ignore[attr-defined]
     widget._pooltui_lines = lines  # type: ignore[attr-defined]
     widget.update(text, layout=layout)
@@ -211,7 +216,7 @@ class PoolCard(SafeRender, Vertical):
         self.pool = pool
         width = max(10, (self.size.width or 60) - 2)
         head = pool_head(pool, violation, width, palette)
-        set_text(self.head, head, grow_only=running(self))
+        set_text(self.head, head, grow_only=grows_only(self))
         lines = self.legend_lines(head.plain.count("\n") + 1)
         highlight: frozenset[int] = frozenset()
         vblocks: frozenset[int] = frozenset()
@@ -232,7 +237,7 @@ class PoolCard(SafeRender, Vertical):
         set_text(
             self.legend,
             pool_legend(pool, lines, palette, marks, width),
-            grow_only=running(self),
+            grow_only=grows_only(self),
         )
         if self.map is not None:
             self.map.set_palette(palette)
