@@ -18,7 +18,7 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual import events
-from textual.binding import Binding
+from textual.binding import ActiveBinding, Binding
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.strip import Strip
@@ -81,6 +81,8 @@ class KeyBar(Widget):
         self._hover: int | None = None
         self._items: list[KeyItem] = []
         self._palette: KeyItem | None = None
+        self._drawn: Strip | None = None
+        self._drawn_for: tuple[object, ...] = ()
 
     def on_mount(self) -> None:
         self.screen.bindings_updated_signal.subscribe(self, self._bindings_changed)
@@ -112,10 +114,8 @@ class KeyBar(Widget):
             text.stylize(Style(dim=True))
         return text
 
-    def _make_items(self) -> None:
+    def _make_items(self, active: dict[str, ActiveBinding]) -> None:
         """The keys to show, in the order of the active bindings, one per action."""
-        screen = self.screen
-        active = screen.active_bindings
         by_action: dict[str, list[tuple[Binding, bool, str]]] = {}
         for _node, binding, enabled, tooltip in active.values():
             if binding.show:
@@ -146,7 +146,25 @@ class KeyBar(Widget):
         gap = Style(bgcolor=self.rich_style.bgcolor)
         if y != 0:
             return Strip.blank(width, gap)
-        self._make_items()
+        active = self.screen.active_bindings
+        # Drawn again only when what it shows changed (a frame of a run refreshes the
+        # screen's bindings without changing them).
+        drawn_for = (
+            width,
+            self.compact,
+            self._hover,
+            self.rich_style,
+            self.show_command_palette,
+            tuple((k, b.action, b.description, b.show, on) for k, (_, b, on, _) in active.items()),
+        )
+        if self._drawn is not None and drawn_for == self._drawn_for:
+            return self._drawn
+        self._drawn_for = drawn_for
+        self._drawn = self._draw(active, width, gap)
+        return self._drawn
+
+    def _draw(self, active: dict[str, ActiveBinding], width: int, gap: Style) -> Strip:
+        self._make_items(active)
         console = self.app.console
         segments: list[Segment] = []
         x = 0

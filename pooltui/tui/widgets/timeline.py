@@ -164,10 +164,13 @@ class Timeline(Widget):
         base = self.rich_style
         cols = self.columns()
         now_col = self._column_of(self.now, cols)
-        segments: list[Segment] = []
+        # Cells of one style are one segment: a cell each made the compositor split and
+        # style 300 segments a frame.
+        cells: list[tuple[str, Style]] = []
         if y == 0:
             label = f"{self.pool or 'pool'} {number(self.current * 100, 3) if not math.isnan(self.current) else '-'}%"
-            segments.append(Segment(label[: GUTTER - 1].ljust(GUTTER), base + Style(bold=True)))
+            cells.append((label[: GUTTER - 1].ljust(GUTTER), base + Style(bold=True)))
+            bar = base + Style(color=pal.allocated)
             last = math.nan
             for col in range(cols):
                 values = [self.level[i] for i in self._column_buckets(col, cols)]
@@ -181,26 +184,36 @@ class Timeline(Widget):
                     if math.isnan(last)
                     else BARS[min(8, max(1 if last > 0 else 0, round(last * 8)))]
                 )
-                style = base + Style(color=pal.allocated)
-                if col == now_col:
-                    style += Style(reverse=True)
-                segments.append(Segment(glyph, style))
+                cells.append((glyph, bar + Style(reverse=True) if col == now_col else bar))
         else:
             label = f"0–{seconds(self.span * self._shown_buckets() / BUCKETS, 3)}"
-            segments.append(Segment(label[: GUTTER - 1].ljust(GUTTER), base + Style(dim=True)))
+            dim = base + Style(dim=True)
+            cells.append((label[: GUTTER - 1].ljust(GUTTER), dim))
             colours = {"halt": pal.error, "reject": pal.error, "preempt": pal.warn}
+            marked = {kind: base + Style(color=colours[kind], bold=True) for kind, _mark in MARKS}
             for col in range(cols):
                 bits = 0
                 for i in self._column_buckets(col, cols):
                     bits |= self.marks[i]
-                glyph, style = "─", base + Style(dim=True)
+                glyph, style = "─", dim
                 for kind, mark in MARKS:
                     if bits & (1 << _mark_bit(kind)):
-                        glyph, style = mark, base + Style(color=colours[kind], bold=True)
+                        glyph, style = mark, marked[kind]
                         break
                 if col == now_col:
                     glyph, style = ("●" if glyph == "─" else glyph), style + Style(reverse=True)
-                segments.append(Segment(glyph, style))
+                cells.append((glyph, style))
+        segments: list[Segment] = []
+        run: list[str] = []
+        run_style: Style | None = None
+        for text, style in cells:
+            if style is not run_style and style != run_style:
+                if run and run_style is not None:
+                    segments.append(Segment("".join(run), run_style))
+                run, run_style = [], style
+            run.append(text)
+        if run and run_style is not None:
+            segments.append(Segment("".join(run), run_style))
         return Strip(segments).crop_extend(0, width, base)
 
     def _column_of(self, t: float, cols: int) -> int:
