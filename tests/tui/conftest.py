@@ -82,3 +82,17 @@ async def add_breakpoint(pilot: Pilot[Any], text: str) -> None:
 @pytest.fixture
 def fake() -> FakeSim:
     return FakeSim()
+
+
+async def start_slow_run(pilot: Pilot[Any]) -> None:
+    """`r` at 2 events a second, until the run has shown its first event: it is still
+    going when the test looks (a condition with a bound, not a duration: busy machines)."""
+    app = pilot.app
+    assert isinstance(app, PoolApp)
+    app.rate = 2
+    await pilot.press("r")
+    for _ in range(6000):
+        if app.snapshot is not None and app.snapshot.event_index >= 0 and app.running:
+            return
+        await pilot.pause(0.01)
+    raise AssertionError("the run did not start")

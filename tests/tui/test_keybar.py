@@ -5,7 +5,7 @@ mounting a widget per key again (the 70 ms a key typed during a run waited behin
 from __future__ import annotations
 
 import re
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
@@ -14,21 +14,12 @@ from textual.widgets import Footer, Static
 
 from pooltui.tui.app import PoolApp
 from pooltui.tui.widgets.keybar import KeyBar
-from tests.tui.conftest import SIZE, make_app, settle
+from tests.tui.conftest import SIZE, make_app, settle, start_slow_run
 
 
 def bar_text(app: PoolApp) -> str:
     bar = app.screen.query_one(KeyBar)
     return bar.render_line(0).text
-
-
-async def wait_running(pilot: Any, app: PoolApp) -> None:
-    # A condition with a bound, not a duration (busy machines).
-    for _ in range(6000):
-        if app.snapshot is not None and app.snapshot.event_index >= 0 and app.running:
-            return
-        await pilot.pause(0.01)
-    raise AssertionError("the run did not start")
 
 
 async def test_the_keys_follow_the_state_without_mounting_anything() -> None:
@@ -42,9 +33,7 @@ async def test_the_keys_follow_the_state_without_mounting_anything() -> None:
         assert " → Step " in first and " c Continue " in first
         assert "Back" not in first and "Pause" not in first
         widgets = {id(w) for w in app.screen.query(Widget)}
-        app.rate = 2  # slow: the run is still going when we look
-        await pilot.press("r")
-        await wait_running(pilot, app)
+        await start_slow_run(pilot)
         await pilot.pause()
         running = bar_text(app)
         assert " space Pause " in running and " ← Back " in running

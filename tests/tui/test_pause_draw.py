@@ -16,18 +16,7 @@ from textual.widget import Widget
 from textual.widgets import Static, TabbedContent, TabPane
 
 from pooltui.tui.widgets.panels import set_text
-from tests.tui.conftest import SIZE, make_app, settle
-
-
-async def start_run(pilot: Any) -> None:
-    app = pilot.app
-    app.rate = 2  # slow: the run is still going when we pause
-    await pilot.press("r")
-    for _ in range(6000):  # a condition with a bound, not a duration (busy machines)
-        if app.snapshot is not None and app.snapshot.event_index >= 0 and app.running:
-            return
-        await pilot.pause(0.01)
-    raise AssertionError("the run did not start")
+from tests.tui.conftest import SIZE, make_app, settle, start_slow_run
 
 
 async def test_a_run_and_its_pause_only_grow_heights_the_next_step_fits_them() -> None:
@@ -36,7 +25,7 @@ async def test_a_run_and_its_pause_only_grow_heights_the_next_step_fits_them() -
         await settle(pilot)
         screen = app.debugger
         assert screen is not None and not screen.grow_only
-        await start_run(pilot)
+        await start_slow_run(pilot)
         assert screen.grow_only
         await pilot.press("space")
         await settle(pilot)
@@ -59,7 +48,7 @@ async def test_neither_c_nor_space_repaints_the_whole_screen(monkeypatch: Any) -
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         monkeypatch.setattr(Widget, "refresh", recording)
-        await start_run(pilot)
+        await start_slow_run(pilot)
         await pilot.press("space")
         await settle(pilot)
         assert not app.running
