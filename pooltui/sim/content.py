@@ -215,6 +215,25 @@ class Content:
             out.extend(range((a + 1) >> BUCKET, ((a + units - self.total) >> BUCKET) + 1))
         return out
 
+    def buckets_between(self, block: int, lo: int, hi: int) -> list[int]:
+        """The hash buckets of blocks [lo, hi) (a pool of block `block`), and perhaps a few
+        more of the pieces they reach: O(pieces), not O(blocks)."""
+        out: list[int] = []
+        ulo, uhi = lo * block + 1, hi * block  # the units their prefixes end at
+        ends, anc = self.ends, self.anc
+        k = bisect_left(ends, ulo)  # the piece holding unit ulo - 1
+        while k < len(ends) and ulo <= uhi:
+            start = ends[k - 1] if k else 0
+            a = anc[k] - start
+            top = min(ends[k], uhi)
+            out.extend(range((a + ulo) >> BUCKET, ((a + top) >> BUCKET) + 1))
+            ulo = top + 1
+            k += 1
+        if ulo <= uhi:  # the private stream
+            a = self.panc - self.total
+            out.extend(range((a + ulo) >> BUCKET, ((a + uhi) >> BUCKET) + 1))
+        return out
+
     def block_hash(self, j: int, block: int) -> int:
         """Block j's identity in a pool of block `block`: the prefix [0, (j + 1)·block)."""
         if block == self.bh_block and j < len(self.bh):

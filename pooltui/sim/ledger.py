@@ -17,7 +17,6 @@ for the invariant check (`ledgercheck`, which also holds the full §4 check).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 from mypy_extensions import mypyc_attr
 
@@ -27,10 +26,26 @@ from pooltui.sim.ledgertypes import CacheEntry as CacheEntry  # the ledger's rec
 from pooltui.sim.ledgertypes import Evicted as Evicted
 from pooltui.sim.ledgertypes import Hit as Hit
 from pooltui.sim.ledgertypes import Table as Table
+from pooltui.sim.ledgertypes import spill_ranges as spill_ranges
 
 NONE = -1  # no hash / no entry / no holder
 DIRTY_LIMIT = 1 << 16  # hash buckets remembered as changed (then every cached run goes)
 FREE, HELD, CACHED = "free", "held", "cached"  # block states in snapshots
+
+
+# Block indices as shared int objects: a table's blocks past 256 would each make (and the
+# block's last index free) an int of their own, most of what storing `bidx` costs.
+_INDICES: list[int] = []
+INDICES_LIMIT = 1 << 16
+
+
+def indices(lo: int, hi: int) -> list[int] | range:
+    """range(lo, hi), from shared int objects where they are kept."""
+    if hi > len(_INDICES):
+        if hi > INDICES_LIMIT:
+            return range(lo, hi)
+        _INDICES.extend(range(len(_INDICES), hi))
+    return _INDICES[lo:hi]
 
 
 @mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
@@ -306,7 +321,7 @@ class Ledger:
             ids.reverse()
             del free[len(free) - k :]
             ref, bcontent, bidx, owner = self.ref, self.bcontent, self.bidx, self.owner
-            for b, j in zip(ids, range(start, start + k), strict=True):
+            for b, j in zip(ids, indices(start, start + k), strict=True):
                 bcontent[b] = content
                 bidx[b] = j
                 owner[b] = hid
@@ -322,7 +337,7 @@ class Ledger:
             self.ref.extend([1] * m)
             self.bhash.extend([NONE] * m)
             self.bcontent.extend([content] * m)
-            self.bidx.extend(range(start + k, start + need))
+            self.bidx.extend(indices(start + k, start + need))
             self.bentry.extend([NONE] * m)
             self.owner.extend([hid] * m)
         self.allocated += need
@@ -407,6 +422,7 @@ class Ledger:
         cached if registered (this release's entry, chain order) or are freed. With
         keep=False (a dropped hold) they are all unregistered and freed. Empties t."""
         e = CacheEntry(self.next_order, t.content.sid, self.block, now, attrs, serial)
+        e.content = t.content
         if self.track:
             self.tb.update(t.blocks)
             self.mark_table(t, 0, 0)
@@ -571,22 +587,28 @@ class Ledger:
         if self.track:
             self.th.update([bhash[b] for b in out])
         self.epoch += 1
-        epoch, dirty = self.epoch, self.dirty
-        last = -1  # the bucket marked last: a piece's blocks share one or two
-        single = self.dups == 0  # every hash has one copy: the evicted block
-        for b in out:
-            h = bhash[b]
-            k = h >> BUCKET
-            if k != last:
-                dirty[k] = epoch
-                last = k
-            if single:
-                del table[h]
-            else:
-                self.drop_copy(h, b)
-            bhash[b] = NONE
-            bentry[b] = NONE
-            bcontent[b] = None
+        # The buckets their hashes fall in are dirty: the entry's blocks are blocks of its
+        # content's chain, so those of the index span they cover (O(pieces), not a shift
+        # and a set insertion per block; a bucket of a block between them is marked too,
+        # which only costs a lookup its cached run).
+        c = e.content
+        if c is not None:
+            marks = c.buckets_between(self.block, self.bidx[out[-1]], self.bidx[out[0]] + 1)
+        else:  # pragma: no cover - every entry is filed with its content
+            marks = [bhash[b] >> BUCKET for b in out]
+        self.dirty.update(dict.fromkeys(marks, self.epoch))
+        if self.dups == 0:  # every hash has one copy: the evicted block
+            for b in out:
+                del table[bhash[b]]
+                bhash[b] = NONE
+                bentry[b] = NONE
+                bcontent[b] = None
+        else:
+            for b in out:
+                self.drop_copy(bhash[b], b)
+                bhash[b] = NONE
+                bentry[b] = NONE
+                bcontent[b] = None
         self.dirtied()
         self.cached -= n
         self.free.extend(out)
@@ -632,6 +654,7 @@ class Ledger:
         if self.short(len(todo)) > 0:
             raise RuntimeError(f"ledger: landing {len(todo)} blocks, evict first")
         e = CacheEntry(self.next_order, content.sid, self.block, now, attrs, serial)
+        e.content = content
         e.spilled = True
         for j in sorted(set(todo)):
             b = self._take(content, j)
@@ -668,18 +691,3 @@ class Ledger:
     def is_duplicate(self, b: int) -> bool:
         h = self.bhash[b] if b < len(self.ref) else NONE
         return h != NONE and self.table[h] != b
-
-
-def spill_ranges(evicted: Sequence[Evicted]) -> list[tuple[Content, int, int]]:
-    """Evicted blocks as ranges (content, lo, hi), lowest first, neighbours in one chain
-    merged (the later block's content covers the earlier's units)."""
-    out: list[tuple[Content, int, int]] = []
-    for ev in sorted(evicted, key=lambda x: (x.lo, x.block)):
-        for i in range(len(out) - 1, -1, -1):
-            c, lo, hi = out[i]
-            if hi == ev.lo and (c is ev.content or c.prefix_hash(hi) == ev.content.prefix_hash(hi)):
-                out[i] = (ev.content, lo, ev.hi)
-                break
-        else:
-            out.append((ev.content, ev.lo, ev.hi))
-    return sorted(out, key=lambda r: r[1])

@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 import pytest
 
+from pooltui.sim.content import BUCKET
 from pooltui.sim.ledger import (
     CACHED,
     FREE,
@@ -321,6 +322,41 @@ def test_tail_first_eviction() -> None:
     L.evict(e.order, 1)
     assert L.entries == {} and L.table == {} and L.more == {}
     ok(L)
+
+
+def test_a_remembered_lookup_forgets_what_an_eviction_took() -> None:
+    # Block 4; c = "a"x6, "b"x6 (pieces not block-aligned): block 0 is [0,4) in "a",
+    # block 1 [0,8) ends 2 units into "b", block 2 [0,12) at the end of "b".
+    #   A: size 12, computes 12 -> blocks 0 1 2 registered; released: entry [0 1 2]
+    #   B (same pieces, another session), U 13: cap 3, E = 3 -> [0 1 2] (remembered)
+    #   evict 2 of the entry, tail first: 2, then 1 (both of piece "b")
+    #   B again, U 13: E = 1 -> [0]; a lookup of "a"x6 alone, U 5: cap 1 -> [0]
+    L = Ledger(8, 4)
+    pieces: list[tuple[str | int | float | list[str | int | float], int]] = [("a", 6), ("b", 6)]
+    a, _ = admit(L, 1, Content(1, pieces), 12, 12)
+    L.register(a, 12)
+    e = L.release(a, 1.0)
+    assert e is not None and e.blocks == [0, 1, 2]
+    cb = Content(2, pieces)
+    assert L.lookup(cb, 13).blocks == [0, 1, 2]
+    assert L.evict_ids(e.order, 2) == [2, 1]
+    assert L.lookup(cb, 13).blocks == [0]
+    assert L.lookup(Content(3, [("a", 6)]), 5).blocks == [0]
+    ok(L)
+
+
+def test_buckets_between_cover_the_blocks_hashes() -> None:
+    # What an eviction marks dirty (`Content.buckets_between`) holds the bucket of every
+    # hash of the blocks it names, whatever the pieces and the block size.
+    rng = random.Random(7)
+    for _ in range(200):
+        pieces = [(rng.randrange(50), rng.randrange(1, 40)) for _ in range(rng.randrange(6))]
+        c = Content(rng.randrange(9), pieces)  # type: ignore[arg-type]
+        block = rng.choice([1, 3, 4, 16])
+        lo = rng.randrange(30)
+        hi = lo + rng.randrange(1, 30)
+        marked = set(c.buckets_between(block, lo, hi))
+        assert {c.block_hash(j, block) >> BUCKET for j in range(lo, hi)} <= marked
 
 
 def test_evicting_a_middle_block_leaves_unreachable_blocks() -> None:
