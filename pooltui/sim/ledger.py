@@ -462,9 +462,14 @@ class Ledger:
         nreg = t.nreg
         ref, owner = self.ref, self.owner
         sharers = self.sharers
-        shared = sharers.keys() & blocks if sharers else None
+        hid = t.hid
+        if not sharers:
+            shared: set[int] | None = None
+        elif len(sharers) < n:  # t holds b if it is b's first holder or among the others
+            shared = {b for b, more in sharers.items() if hid in more or owner[b] == hid}
+        else:
+            shared = sharers.keys() & blocks
         if shared:
-            hid = t.hid
             for b in shared:  # each block's holders on their own: any order will do
                 ref[b] -= 1
                 self._unshare(b, hid)
