@@ -472,8 +472,20 @@ class Ledger:
         if shared:
             for b in shared:  # each block's holders on their own: any order will do
                 ref[b] -= 1
-                self._unshare(b, hid)
-            kept = [b for b in blocks[:nreg] if b not in shared]
+                more = sharers[b]
+                if hid in more:
+                    del more[hid]
+                else:  # its first holder lets go: the next becomes the first
+                    first = next(iter(more))
+                    owner[b] = first
+                    del more[first]
+                if not more:
+                    del sharers[b]
+            # A block sits at its index in every table holding it: the shared ones are
+            # among the first m (hits are leading runs), the rest is kept as it is.
+            m = max([self.bidx[b] for b in shared]) + 1
+            kept = [b for b in blocks[:m] if b not in shared]
+            kept += blocks[m:nreg]
         else:
             kept = blocks[:nreg] if nreg < n else blocks
         if kept:
