@@ -116,12 +116,20 @@ class Content:
         self.anc: list[int] = []  # each piece's anchor (`anchor`)
         self.hp: list[int] = []  # prefix hash over pieces 0..k
         end, h = 0, ROOT
+        blake2b = hashlib.blake2b
         for key, units in pieces:
             if units <= 0:
                 raise ValueError(f"a content piece of {units} units")
             for k in key if isinstance(key, list) else [key]:
-                kh = key_hash(k)
-                a = anchor(h, kh)
+                if type(k) is int:  # `key_hash` and `anchor`, inline: most keys are ints
+                    d = blake2b(b"n\x00" + str(k).encode(), digest_size=8).digest()
+                    kh = int.from_bytes(d, "little")
+                else:
+                    kh = key_hash(k)
+                z = ((h ^ kh) + _GOLDEN) & _MASK  # splitmix(h ^ kh) & _M62
+                z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+                z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+                a = (z ^ (z >> 31)) & _M62
                 end += units
                 h = a + units
                 self.keys.append(k)

@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 import pytest
 
-from pooltui.sim.content import BUCKET
+from pooltui.sim.content import BUCKET, ROOT, anchor, key_hash
 from pooltui.sim.ledger import (
     CACHED,
     FREE,
@@ -82,6 +82,20 @@ def test_content_identity_pieces_lists_strings_partial() -> None:
     assert all(0 <= a8.prefix_hash(n) < 1 << 63 for n in range(1, 20))
     with pytest.raises(ValueError):
         Content(1, [("x", 0)])
+
+
+def test_a_contents_anchors_chain_its_keys_hashes() -> None:
+    # Piece k starts at anchor(hash of the prefix before it, its key's hash); the prefix
+    # hash after it is that anchor + its units (content.py's definitions, whatever the
+    # key's type: 7 and 7.0 are one number, "7" is not).
+    for keys in ([7, 8, 9], [7.0, "7", 2.5], [True, -3, 10**12]):
+        c = Content(1, [(k, 5) for k in keys])
+        h = ROOT
+        for k, a, hp in zip(keys, c.anc, c.hp, strict=True):
+            assert a == anchor(h, key_hash(k))
+            h = a + 5
+            assert hp == h
+    assert Content(1, [(7, 5)]).hp == Content(2, [(7.0, 5)]).hp != Content(3, [("7", 5)]).hp
 
 
 def test_hashes_do_not_depend_on_pythonhashseed() -> None:
