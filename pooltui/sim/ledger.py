@@ -21,7 +21,7 @@ import math
 from mypy_extensions import mypyc_attr
 
 from pooltui.sim.content import BUCKET, Content
-from pooltui.sim.ledgertypes import Attrs, Number
+from pooltui.sim.ledgertypes import Attrs, Number, indices
 from pooltui.sim.ledgertypes import CacheEntry as CacheEntry  # the ledger's records, as before
 from pooltui.sim.ledgertypes import Evicted as Evicted
 from pooltui.sim.ledgertypes import Hit as Hit
@@ -31,21 +31,6 @@ from pooltui.sim.ledgertypes import spill_ranges as spill_ranges
 NONE = -1  # no hash / no entry / no holder
 DIRTY_LIMIT = 1 << 16  # hash buckets remembered as changed (then every cached run goes)
 FREE, HELD, CACHED = "free", "held", "cached"  # block states in snapshots
-
-
-# Block indices as shared int objects: a table's blocks past 256 would each make (and the
-# block's last index free) an int of their own, most of what storing `bidx` costs.
-_INDICES: list[int] = []
-INDICES_LIMIT = 1 << 16
-
-
-def indices(lo: int, hi: int) -> list[int] | range:
-    """range(lo, hi), from shared int objects where they are kept."""
-    if hi > len(_INDICES):
-        if hi > INDICES_LIMIT:
-            return range(lo, hi)
-        _INDICES.extend(range(len(_INDICES), hi))
-    return _INDICES[lo:hi]
 
 
 @mypyc_attr(serializable=True, allow_interpreted_subclasses=True)

@@ -1,6 +1,7 @@
 """The ledger's records (`ledger.py`): a hold's block table, a lookup's hit, a cache entry
 (the blocks one release left at count zero) and an evicted block with the content it held
-(and evicted blocks as the ranges of content a spill writes, `spill_ranges`).
+(and evicted blocks as the ranges of content a spill writes, `spill_ranges`; block
+indices as shared int objects, `indices`).
 Plain data (pickled into debugger checkpoints); imports nothing of the simulator but
 `content`.
 """
@@ -15,6 +16,21 @@ from pooltui.sim.content import Content
 
 Number = int | float
 Attrs = dict[str, Number] | None
+
+
+# Block indices as shared int objects: a table's blocks past 256 would each make (and the
+# block's last index free) an int of their own, most of what storing `bidx` costs.
+_INDICES: list[int] = []
+INDICES_LIMIT = 1 << 16
+
+
+def indices(lo: int, hi: int) -> list[int] | range:
+    """range(lo, hi), from shared int objects where they are kept."""
+    if hi > len(_INDICES):
+        if hi > INDICES_LIMIT:
+            return range(lo, hi)
+        _INDICES.extend(range(len(_INDICES), hi))
+    return _INDICES[lo:hi]
 
 
 @mypyc_attr(serializable=True, allow_interpreted_subclasses=True)

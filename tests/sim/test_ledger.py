@@ -33,6 +33,7 @@ from pooltui.sim.ledger import (
     spill_ranges,
 )
 from pooltui.sim.ledgercheck import Shadow, check, check_touched
+from pooltui.sim.ledgertypes import INDICES_LIMIT, indices
 
 
 def admit(L: Ledger, hid: int, content: Content, upto: int, size: int) -> tuple[Table, Hit]:
@@ -357,6 +358,14 @@ def test_a_remembered_lookup_forgets_what_an_eviction_took() -> None:
     assert L.lookup(cb, 13).blocks == [0]
     assert L.lookup(Content(3, [("a", 6)]), 5).blocks == [0]
     ok(L)
+
+
+def test_block_indices_are_shared_ints() -> None:
+    # `indices(lo, hi)` is range(lo, hi); below its limit the same int objects each time
+    # (a grown block's index is stored without making an int), past it a plain range.
+    assert list(indices(3, 6)) == [3, 4, 5] and list(indices(0, 0)) == []
+    assert indices(300, 301)[0] is indices(299, 302)[1]
+    assert indices(INDICES_LIMIT, INDICES_LIMIT + 2) == range(INDICES_LIMIT, INDICES_LIMIT + 2)
 
 
 def test_buckets_between_cover_the_blocks_hashes() -> None:
