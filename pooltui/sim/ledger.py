@@ -306,7 +306,8 @@ class Ledger:
             ids.reverse()
             del free[len(free) - k :]
             ref, bcontent, bidx, owner = self.ref, self.bcontent, self.bidx, self.owner
-            for b, j in zip(ids, indices(start, start + k), strict=True):
+            js = indices(start, start + k) if k > 8 else range(start, start + k)
+            for b, j in zip(ids, js, strict=True):
                 bcontent[b] = content
                 bidx[b] = j
                 owner[b] = hid
@@ -594,11 +595,13 @@ class Ledger:
         # and a set insertion per block; a bucket of a block between them is marked too,
         # which only costs a lookup its cached run).
         c = e.content
-        if c is not None:
+        if n > 8 and c is not None:
             marks = c.buckets_between(self.block, self.bidx[out[-1]], self.bidx[out[0]] + 1)
-        else:  # pragma: no cover - every entry is filed with its content
-            marks = [bhash[b] >> BUCKET for b in out]
-        self.dirty.update(dict.fromkeys(marks, self.epoch))
+            self.dirty.update(dict.fromkeys(marks, self.epoch))
+        else:  # a few blocks: each its own
+            dirty, epoch = self.dirty, self.epoch
+            for b in out:
+                dirty[bhash[b] >> BUCKET] = epoch
         if self.dups == 0:  # every hash has one copy: the evicted block
             for b in out:
                 del table[bhash[b]]

@@ -358,6 +358,20 @@ def test_a_remembered_lookup_forgets_what_an_eviction_took() -> None:
     assert L.lookup(cb, 13).blocks == [0]
     assert L.lookup(Content(3, [("a", 6)]), 5).blocks == [0]
     ok(L)
+    # The same with "b"x40 (blocks 0..10, [0,44)), U 45: cap 11, E = 11; evicting 10 of
+    # them (10 down to 1, more than a few: marked by the span of pieces they cover)
+    # leaves E = 1.
+    L = Ledger(16, 4)
+    pieces = [("a", 6), ("b", 40)]
+    a, _ = admit(L, 1, Content(1, pieces), 44, 44)
+    L.register(a, 44)
+    e = L.release(a, 1.0)
+    assert e is not None and e.blocks == list(range(11))
+    cb = Content(2, pieces)
+    assert L.lookup(cb, 45).blocks == list(range(11))
+    assert L.evict_ids(e.order, 10) == list(range(10, 0, -1))
+    assert L.lookup(cb, 45).blocks == [0]
+    ok(L)
 
 
 def test_block_indices_are_shared_ints() -> None:
