@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from itertools import repeat
 from typing import Any
 
 from pooltui.lang.errors import SpecRuntimeError
@@ -28,6 +29,7 @@ from pooltui.lang.exprs import compile_expr, normal
 from pooltui.lang.ir import Attr, Cond, ContentPiece, Expr, Hold, Span, Str
 
 Key = int | float | str
+_PLAIN = frozenset({int, str})  # key types `_check_key` returns unchanged (not bool: a subclass)
 Piece = tuple[Key, int]
 Content = tuple[Piece, ...]
 ContentFn = Callable[[Any], Content]
@@ -105,6 +107,9 @@ def _compile_piece(piece: ContentPiece) -> Callable[[Any, list[Piece]], None]:
             )
         n = int(u)
         if isinstance(k, tuple | list):
+            if set(map(type, k)) <= _PLAIN:  # whole numbers and strings: as they are
+                out.extend(zip(k, repeat(n)))
+                return
             for x in k:
                 out.append((_check_key(x, key_span, True), n))
         else:

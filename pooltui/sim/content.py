@@ -116,12 +116,20 @@ class Content:
         self.anc: list[int] = []  # each piece's anchor (`anchor`)
         self.hp: list[int] = []  # prefix hash over pieces 0..k
         end, h = 0, ROOT
+        blake2b = hashlib.blake2b
         for key, units in pieces:
             if units <= 0:
                 raise ValueError(f"a content piece of {units} units")
             for k in key if isinstance(key, list) else [key]:
-                kh = key_hash(k)
-                a = anchor(h, kh)
+                if type(k) is int:  # `key_hash` and `anchor`, inline: most keys are ints
+                    d = blake2b(b"n\x00" + str(k).encode(), digest_size=8).digest()
+                    kh = int.from_bytes(d, "little")
+                else:
+                    kh = key_hash(k)
+                z = ((h ^ kh) + _GOLDEN) & _MASK  # splitmix(h ^ kh) & _M62
+                z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+                z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+                a = (z ^ (z >> 31)) & _M62
                 end += units
                 h = a + units
                 self.keys.append(k)
@@ -213,6 +221,25 @@ class Content:
         if units > self.total:
             a = self.panc
             out.extend(range((a + 1) >> BUCKET, ((a + units - self.total) >> BUCKET) + 1))
+        return out
+
+    def buckets_between(self, block: int, lo: int, hi: int) -> list[int]:
+        """The hash buckets of blocks [lo, hi) (a pool of block `block`), and perhaps a few
+        more of the pieces they reach: O(pieces), not O(blocks)."""
+        out: list[int] = []
+        ulo, uhi = lo * block + 1, hi * block  # the units their prefixes end at
+        ends, anc = self.ends, self.anc
+        k = bisect_left(ends, ulo)  # the piece holding unit ulo - 1
+        while k < len(ends) and ulo <= uhi:
+            start = ends[k - 1] if k else 0
+            a = anc[k] - start
+            top = min(ends[k], uhi)
+            out.extend(range((a + ulo) >> BUCKET, ((a + top) >> BUCKET) + 1))
+            ulo = top + 1
+            k += 1
+        if ulo <= uhi:  # the private stream
+            a = self.panc - self.total
+            out.extend(range((a + ulo) >> BUCKET, ((a + uhi) >> BUCKET) + 1))
         return out
 
     def block_hash(self, j: int, block: int) -> int:

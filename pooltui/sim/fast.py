@@ -39,7 +39,7 @@ from pooltui.sim.events import Violation
 from pooltui.sim.state import S_RESIDENT, PoolState, Session, StageState
 from pooltui.sim.state import Hold as HoldState
 from pooltui.sim.state import Run as RunState
-from pooltui.sim.steady import Lazy, completing, pieces_at, register_steady
+from pooltui.sim.steady import Lazy, completing, pieces_at, register_steady, stretch_one_pool
 
 QUIET = frozenset({"iteration", "iteration-end", "grow"})
 DONE, EXIT = 0, 1  # at one step count a run that finishes is done, not over its reserve
@@ -578,13 +578,18 @@ class FastEngine(Engine):
                 if lz.pieces and not lz.pieces.keys().isdisjoint(sids):
                     hot.add((pi, (phase - 1) % s.pools[pi].block))
         phased = [(pi, s.pools[pi].block) for pi in st.memory]
-        pi0, B0 = phased[0]
+        pi0 = phased[0][0]
         hot0 = {phase for pi, phase in hot if pi == pi0} if len(phased) == 1 else None
         horizon = self.horizon
         last = -1.0
         d = lz.dcount + k
-        while k < fused and t < next_due and t + duration <= horizon:
-            if d % B0 in hot0 if hot0 is not None else any((pi, d % B) in hot for pi, B in phased):
+        if hot0 is not None:  # one pool: the loop below, without what only pools mix
+            k, d, t, last = stretch_one_pool(
+                self, st, lz, (k, d, t, last), fused, (next_due, horizon, duration), hot0,
+                guards, plan, regs,
+            )  # fmt: skip
+        while hot0 is None and k < fused and t < next_due and t + duration <= horizon:
+            if any((pi, d % B) in hot for pi, B in phased):
                 cross: list[tuple[int, int, int]] = []
                 want: dict[int, int] = {}
                 for pi, B in phased:
@@ -618,13 +623,16 @@ class FastEngine(Engine):
         batch: dict[int, list[HoldState]] = {}
         for t_j, pi, sids in plan:
             p = s.pools[pi]
-            p.area -= p.block * len(sids) * (t_j - start)  # not there before t_j
+            x = p.block * (t_j - start)  # not there before t_j: each sid's, in order
+            for _ in sids:
+                p.area -= x
             holds = [live[sid].run.h for sid in sids]  # type: ignore[union-attr]
             if self.lean:
                 batch.setdefault(pi, []).extend(holds)
             else:
                 s.now = t_j
-                self.crossing_blocks(holds)
+                for h in holds:  # one after another, as the plan has them
+                    self.crossing_blocks([h])
         for holds in batch.values():  # pools do not share blocks: one at a time
             self.crossing_blocks(holds)
         # Then the piece blocks their steps complete, each resident's at once: none was

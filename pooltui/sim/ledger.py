@@ -17,16 +17,16 @@ for the invariant check (`ledgercheck`, which also holds the full §4 check).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 from mypy_extensions import mypyc_attr
 
 from pooltui.sim.content import BUCKET, Content
-from pooltui.sim.ledgertypes import Attrs, Number
+from pooltui.sim.ledgertypes import Attrs, Number, indices
 from pooltui.sim.ledgertypes import CacheEntry as CacheEntry  # the ledger's records, as before
 from pooltui.sim.ledgertypes import Evicted as Evicted
 from pooltui.sim.ledgertypes import Hit as Hit
 from pooltui.sim.ledgertypes import Table as Table
+from pooltui.sim.ledgertypes import spill_ranges as spill_ranges
 
 NONE = -1  # no hash / no entry / no holder
 DIRTY_LIMIT = 1 << 16  # hash buckets remembered as changed (then every cached run goes)
@@ -306,7 +306,8 @@ class Ledger:
             ids.reverse()
             del free[len(free) - k :]
             ref, bcontent, bidx, owner = self.ref, self.bcontent, self.bidx, self.owner
-            for b, j in zip(ids, range(start, start + k), strict=True):
+            js = indices(start, start + k) if k > 8 else range(start, start + k)
+            for b, j in zip(ids, js, strict=True):
                 bcontent[b] = content
                 bidx[b] = j
                 owner[b] = hid
@@ -322,7 +323,7 @@ class Ledger:
             self.ref.extend([1] * m)
             self.bhash.extend([NONE] * m)
             self.bcontent.extend([content] * m)
-            self.bidx.extend(range(start + k, start + need))
+            self.bidx.extend(indices(start + k, start + need))
             self.bentry.extend([NONE] * m)
             self.owner.extend([hid] * m)
         self.allocated += need
@@ -407,6 +408,7 @@ class Ledger:
         cached if registered (this release's entry, chain order) or are freed. With
         keep=False (a dropped hold) they are all unregistered and freed. Empties t."""
         e = CacheEntry(self.next_order, t.content.sid, self.block, now, attrs, serial)
+        e.content = t.content
         if self.track:
             self.tb.update(t.blocks)
             self.mark_table(t, 0, 0)
@@ -446,13 +448,30 @@ class Ledger:
         nreg = t.nreg
         ref, owner = self.ref, self.owner
         sharers = self.sharers
-        shared = sharers.keys() & blocks if sharers else None
+        hid = t.hid
+        if not sharers:
+            shared: set[int] | None = None
+        elif len(sharers) < n:  # t holds b if it is b's first holder or among the others
+            shared = {b for b, more in sharers.items() if hid in more or owner[b] == hid}
+        else:
+            shared = sharers.keys() & blocks
         if shared:
-            hid = t.hid
             for b in shared:  # each block's holders on their own: any order will do
                 ref[b] -= 1
-                self._unshare(b, hid)
-            kept = [b for b in blocks[:nreg] if b not in shared]
+                more = sharers[b]
+                if hid in more:
+                    del more[hid]
+                else:  # its first holder lets go: the next becomes the first
+                    first = next(iter(more))
+                    owner[b] = first
+                    del more[first]
+                if not more:
+                    del sharers[b]
+            # A block sits at its index in every table holding it: the shared ones are
+            # among the first m (hits are leading runs), the rest is kept as it is.
+            m = max([self.bidx[b] for b in shared]) + 1
+            kept = [b for b in blocks[:m] if b not in shared]
+            kept += blocks[m:nreg]
         else:
             kept = blocks[:nreg] if nreg < n else blocks
         if kept:
@@ -571,22 +590,30 @@ class Ledger:
         if self.track:
             self.th.update([bhash[b] for b in out])
         self.epoch += 1
-        epoch, dirty = self.epoch, self.dirty
-        last = -1  # the bucket marked last: a piece's blocks share one or two
-        single = self.dups == 0  # every hash has one copy: the evicted block
-        for b in out:
-            h = bhash[b]
-            k = h >> BUCKET
-            if k != last:
-                dirty[k] = epoch
-                last = k
-            if single:
-                del table[h]
-            else:
-                self.drop_copy(h, b)
-            bhash[b] = NONE
-            bentry[b] = NONE
-            bcontent[b] = None
+        # The buckets their hashes fall in are dirty: the entry's blocks are blocks of its
+        # content's chain, so those of the index span they cover (O(pieces), not a shift
+        # and a set insertion per block; a bucket of a block between them is marked too,
+        # which only costs a lookup its cached run).
+        c = e.content
+        if n > 8 and c is not None:
+            marks = c.buckets_between(self.block, self.bidx[out[-1]], self.bidx[out[0]] + 1)
+            self.dirty.update(dict.fromkeys(marks, self.epoch))
+        else:  # a few blocks: each its own
+            dirty, epoch = self.dirty, self.epoch
+            for b in out:
+                dirty[bhash[b] >> BUCKET] = epoch
+        if self.dups == 0:  # every hash has one copy: the evicted block
+            for b in out:
+                del table[bhash[b]]
+                bhash[b] = NONE
+                bentry[b] = NONE
+                bcontent[b] = None
+        else:
+            for b in out:
+                self.drop_copy(bhash[b], b)
+                bhash[b] = NONE
+                bentry[b] = NONE
+                bcontent[b] = None
         self.dirtied()
         self.cached -= n
         self.free.extend(out)
@@ -632,6 +659,7 @@ class Ledger:
         if self.short(len(todo)) > 0:
             raise RuntimeError(f"ledger: landing {len(todo)} blocks, evict first")
         e = CacheEntry(self.next_order, content.sid, self.block, now, attrs, serial)
+        e.content = content
         e.spilled = True
         for j in sorted(set(todo)):
             b = self._take(content, j)
@@ -668,18 +696,3 @@ class Ledger:
     def is_duplicate(self, b: int) -> bool:
         h = self.bhash[b] if b < len(self.ref) else NONE
         return h != NONE and self.table[h] != b
-
-
-def spill_ranges(evicted: Sequence[Evicted]) -> list[tuple[Content, int, int]]:
-    """Evicted blocks as ranges (content, lo, hi), lowest first, neighbours in one chain
-    merged (the later block's content covers the earlier's units)."""
-    out: list[tuple[Content, int, int]] = []
-    for ev in sorted(evicted, key=lambda x: (x.lo, x.block)):
-        for i in range(len(out) - 1, -1, -1):
-            c, lo, hi = out[i]
-            if hi == ev.lo and (c is ev.content or c.prefix_hash(hi) == ev.content.prefix_hash(hi)):
-                out[i] = (ev.content, lo, ev.hi)
-                break
-        else:
-            out.append((ev.content, ev.lo, ev.hi))
-    return sorted(out, key=lambda r: r[1])

@@ -1,10 +1,14 @@
 """The ledger's records (`ledger.py`): a hold's block table, a lookup's hit, a cache entry
-(the blocks one release left at count zero) and an evicted block with the content it held.
+(the blocks one release left at count zero) and an evicted block with the content it held
+(and evicted blocks as the ranges of content a spill writes, `spill_ranges`; block
+indices as shared int objects, `indices`).
 Plain data (pickled into debugger checkpoints); imports nothing of the simulator but
 `content`.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from mypy_extensions import mypyc_attr
 
@@ -12,6 +16,21 @@ from pooltui.sim.content import Content
 
 Number = int | float
 Attrs = dict[str, Number] | None
+
+
+# Block indices as shared int objects: a table's blocks past 256 would each make (and the
+# block's last index free) an int of their own, most of what storing `bidx` costs.
+_INDICES: list[int] = []
+INDICES_LIMIT = 1 << 16
+
+
+def indices(lo: int, hi: int) -> list[int] | range:
+    """range(lo, hi), from shared int objects where they are kept."""
+    if hi > len(_INDICES):
+        if hi > INDICES_LIMIT:
+            return range(lo, hi)
+        _INDICES.extend(range(len(_INDICES), hi))
+    return _INDICES[lo:hi]
 
 
 @mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
@@ -45,7 +64,17 @@ class Table:
 class CacheEntry:
     """The blocks one release (or one landed spill) left at count 0, chain order."""
 
-    __slots__ = ("attrs", "block", "blocks", "last", "order", "serial", "sid", "spilled")
+    __slots__ = (
+        "attrs",
+        "block",
+        "blocks",
+        "content",
+        "last",
+        "order",
+        "serial",
+        "sid",
+        "spilled",
+    )
 
     def __init__(
         self, order: int, sid: int, block: int, last: float, attrs: Attrs = None, serial: int = 0
@@ -58,6 +87,9 @@ class CacheEntry:
         self.attrs: dict[str, Number] = dict(attrs) if attrs is not None else {}
         self.serial = serial
         self.spilled = False  # landed from a spill
+        # Whose content its blocks hold (the released hold's or the landed one's): block
+        # j's hash is this content's block j whichever hold computed it.
+        self.content: Content | None = None
 
     @property
     def units(self) -> int:
@@ -76,3 +108,18 @@ class Evicted:
         self.index = index
         self.lo = index * size
         self.hi = self.lo + size
+
+
+def spill_ranges(evicted: Sequence[Evicted]) -> list[tuple[Content, int, int]]:
+    """Evicted blocks as ranges (content, lo, hi), lowest first, neighbours in one chain
+    merged (the later block's content covers the earlier's units)."""
+    out: list[tuple[Content, int, int]] = []
+    for ev in sorted(evicted, key=lambda x: (x.lo, x.block)):
+        for i in range(len(out) - 1, -1, -1):
+            c, lo, hi = out[i]
+            if hi == ev.lo and (c is ev.content or c.prefix_hash(hi) == ev.content.prefix_hash(hi)):
+                out[i] = (ev.content, lo, ev.hi)
+                break
+        else:
+            out.append((ev.content, ev.lo, ev.hi))
+    return sorted(out, key=lambda r: r[1])

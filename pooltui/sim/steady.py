@@ -2,7 +2,8 @@
 (`Lazy`, one per step stage member), and the block work their steps defer: registering
 the private blocks they complete once per launched iteration, and finding which of them
 complete a block of their content's pieces (registered step by step, or, in a fused
-stretch, each resident's at once where no waiting hold could tell: `pieces_at`).
+stretch, each resident's at once where no waiting hold could tell: `pieces_at`), and the
+steps of a fused stretch in a stage of one pool (`stretch_one_pool`).
 
 Reads the state and the steady figures; changes blocks only through `blocks`.
 """
@@ -16,6 +17,7 @@ from pooltui.sim.state import Hold as HoldState
 from pooltui.sim.state import Session, StageState, State
 
 if TYPE_CHECKING:
+    from pooltui.sim.engine import Engine
     from pooltui.sim.fuse import Guard
 
 
@@ -125,3 +127,50 @@ def pieces_at(
                 return None
             out.append((pi, sid, upto, h))
     return out
+
+
+def stretch_one_pool(
+    eng: Engine,
+    st: StageState,
+    lz: Lazy,
+    at: tuple[int, int, float, float],
+    fused: int,
+    bounds: tuple[float, float, float],
+    hot: set[int],
+    guards: dict[int, Guard],
+    plan: list[tuple[float, int, list[int]]],
+    regs: dict[tuple[int, int], int],
+) -> tuple[int, int, float, float]:
+    """`FastEngine.iteration_end`'s stretch in a stage of one pool: its steps, taken as
+    its loop for several pools takes them, with one plan item per step (the crossing sids
+    in bucket order, as that loop has them). Returns (k, d, t, last) where it stopped."""
+    k, d, t, last = at
+    next_due, horizon, duration = bounds
+    s = eng.s
+    pi = st.memory[0]
+    B = s.pools[pi].block
+    g = guards[pi]
+    buckets = lz.buckets
+    seen: set[int] = set()
+    while k < fused and t < next_due and t + duration <= horizon:
+        if d % B in hot:
+            bucket = buckets.get((pi, d % B))
+            if bucket and not g.take(eng, st, len(bucket)):
+                break
+            if lz.pieces:
+                done = pieces_at(s, st, lz, d, guards)
+                if done is None:
+                    break
+                hs = {x[3] for x in done}
+                if len(hs) < len(done) or not seen.isdisjoint(hs):  # a hash twice
+                    break
+                seen |= hs
+                for qi, sid, upto, _ in done:
+                    regs[qi, sid] = upto
+            if bucket:
+                plan.append((t, pi, list(bucket)))
+        last = t
+        k += 1
+        d += 1
+        t = t + duration
+    return k, d, t, last

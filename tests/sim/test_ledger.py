@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 import pytest
 
+from pooltui.sim.content import BUCKET, ROOT, anchor, key_hash
 from pooltui.sim.ledger import (
     CACHED,
     FREE,
@@ -32,6 +33,7 @@ from pooltui.sim.ledger import (
     spill_ranges,
 )
 from pooltui.sim.ledgercheck import Shadow, check, check_touched
+from pooltui.sim.ledgertypes import INDICES_LIMIT, indices
 
 
 def admit(L: Ledger, hid: int, content: Content, upto: int, size: int) -> tuple[Table, Hit]:
@@ -81,6 +83,20 @@ def test_content_identity_pieces_lists_strings_partial() -> None:
     assert all(0 <= a8.prefix_hash(n) < 1 << 63 for n in range(1, 20))
     with pytest.raises(ValueError):
         Content(1, [("x", 0)])
+
+
+def test_a_contents_anchors_chain_its_keys_hashes() -> None:
+    # Piece k starts at anchor(hash of the prefix before it, its key's hash); the prefix
+    # hash after it is that anchor + its units (content.py's definitions, whatever the
+    # key's type: 7 and 7.0 are one number, "7" is not).
+    for keys in ([7, 8, 9], [7.0, "7", 2.5], [True, -3, 10**12]):
+        c = Content(1, [(k, 5) for k in keys])
+        h = ROOT
+        for k, a, hp in zip(keys, c.anc, c.hp, strict=True):
+            assert a == anchor(h, key_hash(k))
+            h = a + 5
+            assert hp == h
+    assert Content(1, [(7, 5)]).hp == Content(2, [(7.0, 5)]).hp != Content(3, [("7", 5)]).hp
 
 
 def test_hashes_do_not_depend_on_pythonhashseed() -> None:
@@ -321,6 +337,63 @@ def test_tail_first_eviction() -> None:
     L.evict(e.order, 1)
     assert L.entries == {} and L.table == {} and L.more == {}
     ok(L)
+
+
+def test_a_remembered_lookup_forgets_what_an_eviction_took() -> None:
+    # Block 4; c = "a"x6, "b"x6 (pieces not block-aligned): block 0 is [0,4) in "a",
+    # block 1 [0,8) ends 2 units into "b", block 2 [0,12) at the end of "b".
+    #   A: size 12, computes 12 -> blocks 0 1 2 registered; released: entry [0 1 2]
+    #   B (same pieces, another session), U 13: cap 3, E = 3 -> [0 1 2] (remembered)
+    #   evict 2 of the entry, tail first: 2, then 1 (both of piece "b")
+    #   B again, U 13: E = 1 -> [0]; a lookup of "a"x6 alone, U 5: cap 1 -> [0]
+    L = Ledger(8, 4)
+    pieces: list[tuple[str | int | float | list[str | int | float], int]] = [("a", 6), ("b", 6)]
+    a, _ = admit(L, 1, Content(1, pieces), 12, 12)
+    L.register(a, 12)
+    e = L.release(a, 1.0)
+    assert e is not None and e.blocks == [0, 1, 2]
+    cb = Content(2, pieces)
+    assert L.lookup(cb, 13).blocks == [0, 1, 2]
+    assert L.evict_ids(e.order, 2) == [2, 1]
+    assert L.lookup(cb, 13).blocks == [0]
+    assert L.lookup(Content(3, [("a", 6)]), 5).blocks == [0]
+    ok(L)
+    # The same with "b"x40 (blocks 0..10, [0,44)), U 45: cap 11, E = 11; evicting 10 of
+    # them (10 down to 1, more than a few: marked by the span of pieces they cover)
+    # leaves E = 1.
+    L = Ledger(16, 4)
+    pieces = [("a", 6), ("b", 40)]
+    a, _ = admit(L, 1, Content(1, pieces), 44, 44)
+    L.register(a, 44)
+    e = L.release(a, 1.0)
+    assert e is not None and e.blocks == list(range(11))
+    cb = Content(2, pieces)
+    assert L.lookup(cb, 45).blocks == list(range(11))
+    assert L.evict_ids(e.order, 10) == list(range(10, 0, -1))
+    assert L.lookup(cb, 45).blocks == [0]
+    ok(L)
+
+
+def test_block_indices_are_shared_ints() -> None:
+    # `indices(lo, hi)` is range(lo, hi); below its limit the same int objects each time
+    # (a grown block's index is stored without making an int), past it a plain range.
+    assert list(indices(3, 6)) == [3, 4, 5] and list(indices(0, 0)) == []
+    assert indices(300, 301)[0] is indices(299, 302)[1]
+    assert indices(INDICES_LIMIT, INDICES_LIMIT + 2) == range(INDICES_LIMIT, INDICES_LIMIT + 2)
+
+
+def test_buckets_between_cover_the_blocks_hashes() -> None:
+    # What an eviction marks dirty (`Content.buckets_between`) holds the bucket of every
+    # hash of the blocks it names, whatever the pieces and the block size.
+    rng = random.Random(7)
+    for _ in range(200):
+        pieces = [(rng.randrange(50), rng.randrange(1, 40)) for _ in range(rng.randrange(6))]
+        c = Content(rng.randrange(9), pieces)  # type: ignore[arg-type]
+        block = rng.choice([1, 3, 4, 16])
+        lo = rng.randrange(30)
+        hi = lo + rng.randrange(1, 30)
+        marked = set(c.buckets_between(block, lo, hi))
+        assert {c.block_hash(j, block) >> BUCKET for j in range(lo, hi)} <= marked
 
 
 def test_evicting_a_middle_block_leaves_unreachable_blocks() -> None:
