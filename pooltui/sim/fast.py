@@ -39,7 +39,13 @@ from pooltui.sim.events import Violation
 from pooltui.sim.state import S_RESIDENT, PoolState, Session, StageState
 from pooltui.sim.state import Hold as HoldState
 from pooltui.sim.state import Run as RunState
-from pooltui.sim.steady import Lazy, completing, pieces_at, register_steady, stretch_one_pool
+from pooltui.sim.steady import (
+    Lazy,
+    completing,
+    note_pieces,
+    register_steady,
+    stretch_one_pool,
+)
 
 QUIET = frozenset({"iteration", "iteration-end", "grow"})
 DONE, EXIT = 0, 1  # at one step count a run that finishes is done, not over its reserve
@@ -599,18 +605,11 @@ class FastEngine(Engine):
                         cross.extend((runs.resident_order(self, sid), pi, sid) for sid in bucket)
                 if not all(guards[pi].take(self, st, n) for pi, n in want.items()):
                     break
-                done = pieces_at(s, st, lz, d, guards) if lz.pieces else []
-                if done is None:
+                if lz.pieces and not note_pieces(s, st, lz, d, guards, seen, regs):
                     break
-                hs = {x[3] for x in done}
-                if len(hs) < len(done) or not seen.isdisjoint(hs):  # a hash twice
-                    break
-                seen |= hs
                 if len(phased) > 1:
                     cross.sort()
                 plan.extend((t, pi, [sid]) for _, pi, sid in cross)
-                for pi, sid, upto, _ in done:
-                    regs[pi, sid] = upto
             last = t
             k += 1
             d += 1

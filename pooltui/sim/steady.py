@@ -157,16 +157,8 @@ def stretch_one_pool(
             bucket = buckets.get((pi, d % B))
             if bucket and not g.take(eng, st, len(bucket)):
                 break
-            if lz.pieces:
-                done = pieces_at(s, st, lz, d, guards)
-                if done is None:
-                    break
-                hs = {x[3] for x in done}
-                if len(hs) < len(done) or not seen.isdisjoint(hs):  # a hash twice
-                    break
-                seen |= hs
-                for qi, sid, upto, _ in done:
-                    regs[qi, sid] = upto
+            if lz.pieces and not note_pieces(s, st, lz, d, guards, seen, regs):
+                break
             if bucket:
                 plan.append((t, pi, list(bucket)))
         last = t
@@ -174,3 +166,27 @@ def stretch_one_pool(
         d += 1
         t = t + duration
     return k, d, t, last
+
+
+def note_pieces(
+    s: State,
+    st: StageState,
+    lz: Lazy,
+    d: int,
+    guards: dict[int, Guard],
+    seen: set[int],
+    regs: dict[tuple[int, int], int],
+) -> bool:
+    """Note in `regs` what steady step d registers (`pieces_at`): False, noting nothing,
+    when the stretch stops before it (a piece it cannot tell, or a hash the stretch
+    registers twice: the second would be a copy)."""
+    done = pieces_at(s, st, lz, d, guards)
+    if done is None:
+        return False
+    hs = {x[3] for x in done}
+    if len(hs) < len(done) or not seen.isdisjoint(hs):  # a hash twice
+        return False
+    seen |= hs
+    for pi, sid, upto, _ in done:
+        regs[pi, sid] = upto
+    return True
