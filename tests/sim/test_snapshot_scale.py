@@ -14,11 +14,8 @@ import pickle
 from pooltui.sim.snapshot import QUEUE_PLANNED, BlockContents, BlockSet
 from tests.sim.helpers import sim_of
 
-# 250 sessions arrive at 0 and each wants one block (8 units) of a one-block pool. At that
-# instant all 250 arrive first (by index), each hold queued; then the instant settles and
-# the gpu's first iteration admits req[0] (docs/decisions.md, "Time and order"). So the
-# queue is longest, 250 holds in arrival order, after the last arrival.
-LONG_QUEUE = """
+# One seat, one block of 8 units: every hold but the admitted one waits.
+ONE_SEAT = """
 stage gpu step {
   budget 64;
   seats 1;
@@ -33,7 +30,15 @@ pool kv {
   queue fifo;
   admit via gpu;
 }
+"""
 
+# 250 sessions arrive at 0 and each wants one block (8 units) of a one-block pool. At that
+# instant all 250 arrive first (by index), each hold queued; then the instant settles and
+# the gpu's first iteration admits req[0] (docs/decisions.md, "Time and order"). So the
+# queue is longest, 250 holds in arrival order, after the last arrival.
+LONG_QUEUE = (
+    ONE_SEAT
+    + """
 session req[250] {
   arrive at (0);
   hold kv (8) {
@@ -41,6 +46,7 @@ session req[250] {
   }
 }
 """
+)
 
 
 def test_a_long_queue_has_figures_for_its_head_only() -> None:
@@ -109,22 +115,9 @@ def test_a_checkpoint_leaves_the_block_hashes_out_and_they_come_back_the_same() 
     assert back.prefix_hash(40) == c.prefix_hash(40)
 
 
-CHANGING = """
-stage gpu step {
-  budget 64;
-  seats 1;
-  time 1;
-}
-
-pool kv {
-  cap 8;
-  block 8;
-  evict lru;
-  preempt none;
-  queue fifo;
-  admit via gpu;
-}
-
+CHANGING = (
+    ONE_SEAT
+    + """
 session s {
   arrive at (0);
   a = 1;
@@ -137,6 +130,7 @@ session s {
   }
 }
 """
+)
 
 
 def test_an_attribute_set_again_shows_its_new_value_in_the_next_snapshot() -> None:

@@ -116,14 +116,13 @@ class KeyBar(Widget):
 
     def _make_items(self, active: dict[str, ActiveBinding]) -> None:
         """The keys to show, in the order of the active bindings, one per action."""
-        by_action: dict[str, list[tuple[Binding, bool, str]]] = {}
+        first: dict[str, tuple[Binding, bool, str]] = {}  # an action's first key, as the Footer
         for _node, binding, enabled, tooltip in active.values():
-            if binding.show:
-                by_action.setdefault(binding.action, []).append((binding, enabled, tooltip))
+            if binding.show and binding.action not in first:
+                first[binding.action] = (binding, enabled, tooltip)
         items: list[KeyItem] = []
         x = 0
-        for members in by_action.values():
-            binding, enabled, tooltip = members[0]  # an action's first key, as the Footer
+        for binding, enabled, tooltip in first.values():
             label = self._label(binding, enabled)
             items.append(KeyItem(binding.key, label, enabled, tooltip, x, x + len(label)))
             x += len(label) + (1 if self.compact else 0)
