@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import math
 import queue
+import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, ClassVar, cast
@@ -77,6 +78,7 @@ from pooltui.tui.widgets.panels import (
 from pooltui.tui.widgets.source import SourceView
 from pooltui.tui.widgets.timeline import Timeline
 
+FRAME_DRAWN_WAIT = 0.25  # seconds a run's worker waits at most for its frame to be drawn
 SPEEDS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 5000, 10000, 100000)
 
 
@@ -108,6 +110,9 @@ class PoolApp(App[int]):
         self._compile_condition = compile_condition
         self._frames_posted = 0
         self._frames_shown = 0
+        # Set while no progress frame waits to be drawn (`_post_frame`).
+        self._frame_drawn = threading.Event()
+        self._frame_drawn.set()
         self.pacing = Pacing()  # the GIL, the garbage collector, the screen's cost per frame
         self.controller: Controller | None = self._new_controller(sim) if sim is not None else None
         self._commands: queue.Queue[Command | None] = queue.Queue()
@@ -298,7 +303,17 @@ class PoolApp(App[int]):
     def _post_frame(self, frame: Frame) -> None:
         # Written only by the worker; `_frames_shown` only by the UI thread.
         self._frames_posted += 1
+        if frame.final:
+            self.post_message(SimFrame(frame))
+            return
+        # A run's frame: the worker waits until the screen has drawn it. The GIL lets one
+        # thread run at a time, so simulating meanwhile gains the run nothing, but it
+        # doubled the frame's drawing time, and a key typed then waited for that drawing
+        # (`space` within 100 ms). Bounded, so a screen that is not drawn (a dialog over
+        # it, the app closing) never holds a run up for long.
+        self._frame_drawn.clear()
         self.post_message(SimFrame(frame))
+        self._frame_drawn.wait(FRAME_DRAWN_WAIT)
 
     def _ui_ready(self) -> bool:
         return self._frames_shown >= self._frames_posted
@@ -456,6 +471,8 @@ class PoolApp(App[int]):
                 self.apply_frame(message.frame)
         finally:
             self._frames_shown += 1
+            if not message.frame.final:
+                self.call_after_refresh(self._frame_drawn.set)
         if message.frame.final and self.pacing.collect_due:
             self.set_timer(IDLE_COLLECT, self._collect_when_idle)
 

@@ -22,7 +22,10 @@ from textual.binding import ActiveBinding, Binding
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.strip import Strip
-from textual.widget import Widget
+
+from pooltui.tui.widgets.lines import StylePerRepaint
+
+DRAWN_KEPT = 8  # lines kept drawn (bindings x hover x width seen lately)
 
 
 @dataclass(frozen=True)
@@ -37,7 +40,7 @@ class KeyItem:
     end: int = 0
 
 
-class KeyBar(Widget):
+class KeyBar(StylePerRepaint):
     """The keys of the screen's active bindings on one line (as Textual's Footer)."""
 
     ALLOW_SELECT = False
@@ -81,8 +84,10 @@ class KeyBar(Widget):
         self._hover: int | None = None
         self._items: list[KeyItem] = []
         self._palette: KeyItem | None = None
-        self._drawn: Strip | None = None
-        self._drawn_for: tuple[object, ...] = ()
+        # Lines drawn, by what they show, with the keys they place (a click reads them):
+        # a run and a pause alternate two sets of bindings (`space` applies only while
+        # running), so each is drawn once, not at every `c` and `space`.
+        self._drawn: dict[tuple[object, ...], tuple[Strip, list[KeyItem], KeyItem | None]] = {}
 
     def on_mount(self) -> None:
         self.screen.bindings_updated_signal.subscribe(self, self._bindings_changed)
@@ -92,6 +97,10 @@ class KeyBar(Widget):
 
     def _bindings_changed(self, screen: Screen[object]) -> None:
         self.refresh()
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._drawn.clear()  # a theme's colours for the keys: drawn again
 
     # -- what is shown
     def _styles(self) -> tuple[Style, Style, Style]:
@@ -142,7 +151,8 @@ class KeyBar(Widget):
     def render_line(self, y: int) -> Strip:
         width = self.size.width
         # Gaps show the bar's background only, as the Footer's gaps between its widgets.
-        gap = Style(bgcolor=self.rich_style.bgcolor)
+        style = self.line_style
+        gap = Style(bgcolor=style.bgcolor)
         if y != 0:
             return Strip.blank(width, gap)
         active = self.screen.active_bindings
@@ -152,15 +162,18 @@ class KeyBar(Widget):
             width,
             self.compact,
             self._hover,
-            self.rich_style,
+            style,
             self.show_command_palette,
             tuple((k, b.action, b.description, b.show, on) for k, (_, b, on, _) in active.items()),
         )
-        if self._drawn is not None and drawn_for == self._drawn_for:
-            return self._drawn
-        self._drawn_for = drawn_for
-        self._drawn = self._draw(active, width, gap)
-        return self._drawn
+        drawn = self._drawn.get(drawn_for)
+        if drawn is None:
+            if len(self._drawn) >= DRAWN_KEPT:
+                self._drawn.clear()
+            strip = self._draw(active, width, gap)
+            drawn = self._drawn[drawn_for] = (strip, self._items, self._palette)
+        strip, self._items, self._palette = drawn
+        return strip
 
     def _draw(self, active: dict[str, ActiveBinding], width: int, gap: Style) -> Strip:
         self._make_items(active)

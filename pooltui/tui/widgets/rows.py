@@ -63,7 +63,7 @@ class TextRows(TextLines):
 
     def _line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
-        style = self.rich_style
+        style = self.line_style
         scroll_y = self.scroll_offset.y
         if self._strips_for != (scroll_y, width, style):
             self._strips.clear()

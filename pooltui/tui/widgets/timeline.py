@@ -17,13 +17,13 @@ from rich.style import Style
 from textual import events
 from textual.message import Message
 from textual.strip import Strip
-from textual.widget import Widget
 
 from pooltui.lang.words import number, seconds
 from pooltui.sim.events import Event
 from pooltui.sim.snapshot import Snapshot
 from pooltui.tui.colors import Palette
 from pooltui.tui.messages import report_failure
+from pooltui.tui.widgets.lines import StylePerRepaint
 
 BUCKETS = 512
 BARS = " ▁▂▃▄▅▆▇█"
@@ -33,7 +33,7 @@ MARKS = (("halt", "■"), ("reject", "✗"), ("preempt", "▲"))
 MARK_OF = {"preempt": "preempt", "reject": "reject", "check-failed": "halt", "deadlock": "halt"}
 
 
-class Timeline(Widget):
+class Timeline(StylePerRepaint):
     """Utilisation of the first pool with a finite cap, over simulated time, and marks."""
 
     DEFAULT_CSS = """
@@ -139,11 +139,15 @@ class Timeline(Widget):
     def columns(self) -> int:
         return max(1, self.size.width - GUTTER)
 
-    def _column_buckets(self, col: int, cols: int) -> range:
+    def _column_spans(self, cols: int) -> list[tuple[int, int]]:
+        """Each column's buckets [start, end), worked out once per line drawn."""
         shown = self._shown_buckets()
-        start = col * shown // cols
-        end = max(start + 1, (col + 1) * shown // cols)
-        return range(start, min(end, BUCKETS))
+        spans = []
+        for col in range(cols):
+            start = col * shown // cols
+            end = max(start + 1, (col + 1) * shown // cols)
+            spans.append((start, min(end, BUCKETS)))
+        return spans
 
     def _shown_buckets(self) -> int:
         """Buckets up to the latest time seen (the rest of the range is the future)."""
@@ -161,9 +165,10 @@ class Timeline(Widget):
     def _line(self, y: int) -> Strip:
         pal = self.palette
         width = self.size.width
-        base = self.rich_style
+        base = self.line_style
         cols = self.columns()
         now_col = self._column_of(self.now, cols)
+        spans = self._column_spans(cols)
         # Cells of one style are one segment: a cell each made the compositor split and
         # style 300 segments a frame.
         cells: list[tuple[str, Style]] = []
@@ -172,9 +177,9 @@ class Timeline(Widget):
             cells.append((label[: GUTTER - 1].ljust(GUTTER), base + Style(bold=True)))
             bar = base + Style(color=pal.allocated)
             last = math.nan
-            for col in range(cols):
-                values = [self.level[i] for i in self._column_buckets(col, cols)]
-                seen = [v for v in values if not math.isnan(v)]
+            level = self.level
+            for col, (start, end) in enumerate(spans):
+                seen = [v for v in level[start:end] if v == v]  # NaN (no sample) is not
                 if seen:
                     last = max(seen)
                 elif col > now_col:
@@ -190,15 +195,19 @@ class Timeline(Widget):
             dim = base + Style(dim=True)
             cells.append((label[: GUTTER - 1].ljust(GUTTER), dim))
             colours = {"halt": pal.error, "reject": pal.error, "preempt": pal.warn}
-            marked = {kind: base + Style(color=colours[kind], bold=True) for kind, _mark in MARKS}
-            for col in range(cols):
+            shown_marks = [  # in MARKS' order: the first that happened in a column shows
+                (1 << _mark_bit(kind), mark, base + Style(color=colours[kind], bold=True))
+                for kind, mark in MARKS
+            ]
+            marks = self.marks
+            for col, (start, end) in enumerate(spans):
                 bits = 0
-                for i in self._column_buckets(col, cols):
-                    bits |= self.marks[i]
+                for b in marks[start:end]:
+                    bits |= b
                 glyph, style = "─", dim
-                for kind, mark in MARKS:
-                    if bits & (1 << _mark_bit(kind)):
-                        glyph, style = mark, marked[kind]
+                for bit, mark, mark_style in shown_marks:
+                    if bits & bit:
+                        glyph, style = mark, mark_style
                         break
                 if col == now_col:
                     glyph, style = ("●" if glyph == "─" else glyph), style + Style(reverse=True)
