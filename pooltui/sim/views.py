@@ -123,30 +123,28 @@ def _entries(eng: Engine, p: PoolState) -> tuple[EntryView, ...]:
 def _queue(eng: Engine, p: PoolState) -> tuple[QueueItemView, ...]:
     s = eng.s
     pd = eng.t.pools[p.decl]
-    items = []
-    for h in p.queue:
-        keys = admit.queue_keys(eng, p, h) if pd.queue_keys is not None else ()
-        items.append((h, keys))
-    if pd.queue_keys is not None:
+    if pd.queue_keys is None:
+        items: list[tuple[Hold, tuple[Number, ...]]] = [(h, ()) for h in p.queue]
+    else:
+        items = [(h, admit.queue_keys(eng, p, h)) for h in p.queue]
         pre = [x for x in items if x[0].preempted]
         rest = sorted((x for x in items if not x[0].preempted), key=lambda x: (x[1], x[0].enq_seq))
         items = pre + rest
     out = []
-    for pos, (h, keys) in enumerate(items):
-        sess = s.live[h.sid]
+    live, now = s.live, s.now
+    for pos, (h, keys) in enumerate(items[:QUEUE_PLANNED]):
+        sess = live[h.sid]
         units: Number | None = None
         need: Number | None = None
         hit = 0
-        planned = pos < QUEUE_PLANNED
-        if planned:
-            counter = sess.counter  # looking must not draw
-            try:
-                plan = admit.plan_hold(eng, p, h, sess)
-                units, hit, need = plan.size, plan.hit, plan.need
-            except Exception:  # a header that cannot be evaluated now is shown as unknown
-                units = None
-            finally:
-                sess.counter = counter
+        counter = sess.counter  # looking must not draw
+        try:
+            plan = admit.plan_hold(eng, p, h, sess)
+            units, hit, need = plan.size, plan.hit, plan.need
+        except Exception:  # a header that cannot be evaluated now is shown as unknown
+            units = None
+        finally:
+            sess.counter = counter
         out.append(
             QueueItemView(
                 sess.name,
@@ -156,11 +154,32 @@ def _queue(eng: Engine, p: PoolState) -> tuple[QueueItemView, ...]:
                 need if need else None,
                 normal(h.reserve) if h.reserve is not None else None,
                 hit,
-                tuple(normal(k) for k in keys),
-                s.now - h.enq_time,
+                tuple(map(normal, keys)),
+                now - h.enq_time,
                 h.preempted,
                 h.enq_time,
-                planned,
+                True,
+            )
+        )
+    # The tail: no figures worked out (a long queue's; a run's frames would spend most of
+    # their time on it), the same view otherwise, made in a loop of its own.
+    for pos, (h, keys) in enumerate(items[QUEUE_PLANNED:], QUEUE_PLANNED):
+        sess = live[h.sid]
+        reserve = h.reserve
+        out.append(
+            QueueItemView(
+                sess.name,
+                sess.sid,
+                pos,
+                None,
+                None,
+                normal(reserve) if reserve is not None else None,
+                0,
+                tuple(map(normal, keys)) if keys else (),
+                now - h.enq_time,
+                h.preempted,
+                h.enq_time,
+                False,
             )
         )
     return tuple(out)
