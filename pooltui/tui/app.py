@@ -136,6 +136,7 @@ class PoolApp(App[int]):
         self._failed = False  # the current stop is a failure of pooltui itself
         self._failed_seq = -1
         self._stale_seq = 0  # frames of commands up to this one belong to a replaced simulation
+        self._stopped_seq = 0  # commands up to this one were told to stop: their runs' frames pass
         self._reload_note = ""  # said with the first frame after a reload
         self._reload_target = -1  # the event a reload goes back to
         self.ended = False  # the simulation has reached its end (or halted): no more events
@@ -346,6 +347,7 @@ class PoolApp(App[int]):
             return
         self._seq += 1
         self.controller.interrupt_gen += 1  # stops a long run between two steps
+        self._stopped_seq = self._issued  # its frames still on their way pass
         if kind in ("continue", "reverse", "run"):
             kwargs["breakpoints"] = self.breakpoints.copy()
         if kind == "run":
@@ -360,6 +362,7 @@ class PoolApp(App[int]):
     def pause(self) -> None:
         if self.controller is not None:
             self.controller.interrupt_gen += 1
+            self._stopped_seq = self._issued  # its run's frames still on their way pass
 
     def change_speed(self, delta: int) -> None:
         i = min(range(len(SPEEDS)), key=lambda k: abs(SPEEDS[k] - self.rate))
@@ -465,16 +468,37 @@ class PoolApp(App[int]):
     # ----------------------------------------------------------------- frames
     @guarded
     def on_sim_frame(self, message: SimFrame) -> None:
-        self.pacing.frame_arrived(message.frame.final)
+        frame = message.frame
+        self.pacing.frame_arrived(frame.final)
+        drawn = True
         try:
-            if message.frame.seq > self._stale_seq:  # not of a simulation reloaded since
-                self.apply_frame(message.frame)
+            if frame.seq <= self._stale_seq:  # of a simulation reloaded since
+                pass
+            elif frame.final or frame.seq > self._stopped_seq:
+                self.apply_frame(frame)
+                drawn = frame.final
+            else:
+                self._note_passed_frame(frame)
         finally:
             self._frames_shown += 1
-            if not message.frame.final:
+            if drawn:
+                self._frame_drawn.set()
+            else:
                 self.call_after_refresh(self._frame_drawn.set)
-        if message.frame.final and self.pacing.collect_due:
+        if frame.final and self.pacing.collect_due:
             self.set_timer(IDLE_COLLECT, self._collect_when_idle)
+
+    def _note_passed_frame(self, frame: Frame) -> None:
+        """A run's frame that came after its command was told to stop: its final frame is
+        next, at that state or later, so this one is not shown (applying and drawing it
+        was 30-40 ms a `space` waited). Only the timeline keeps what it carried: the
+        samples and marks of its stretch are in no other frame."""
+        screen = self.debugger
+        if screen is not None and screen.is_mounted:
+            with contextlib.suppress(NoMatches):
+                screen.query_one(Timeline).add(
+                    frame.snapshot, frame.events, frame.samples, frame.events_from
+                )
 
     def _collect_when_idle(self) -> None:
         if self.idle and not self.running and self.pacing.quiet(IDLE_COLLECT):

@@ -7,6 +7,8 @@ the whole screen, every panel rendered again).
 
 from __future__ import annotations
 
+import math
+from dataclasses import replace
 from typing import Any
 
 from rich.text import Text
@@ -15,7 +17,10 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Static, TabbedContent, TabPane
 
+from pooltui.tui.driver import Frame
+from pooltui.tui.messages import SimFrame
 from pooltui.tui.widgets.panels import set_text
+from pooltui.tui.widgets.timeline import Timeline
 from tests.tui.conftest import SIZE, make_app, settle, start_slow_run
 
 
@@ -87,3 +92,42 @@ async def test_a_text_in_a_tab_not_shown_lays_nothing_out() -> None:
         set_text(details, Text("one"), wrap=True)
         await pilot.pause()
         assert asked[-1] is True and details.size.height == 1
+
+
+async def test_a_frame_of_a_run_told_to_stop_is_not_shown_but_the_timeline_keeps_it() -> None:
+    """`space` while the worker posts a progress frame: that frame arrives after the pause
+    was asked for, and the pause's own frame (at that state or later) comes next. It is not
+    applied (nor drawn: a `space` waited 30-40 ms for it); the timeline keeps its sample,
+    which no other frame carries. A run's frame before the pause is applied as ever."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await start_slow_run(pilot)
+        shown, applied = app.snapshot, app.frames_applied
+        assert shown is not None
+        later = replace(shown, time=shown.time + 1.0)
+        sample_at = shown.time + 0.5
+        frame = Frame(
+            seq=app._issued,  # the run's own frames carry its command's number
+            final=False,
+            snapshot=later,
+            events_from=0,
+            events=(),
+            watches=(),
+            running=True,
+            samples=((sample_at, 3.0),),
+        )
+        app.pause()  # as `space` does; the handler below runs before the worker's answer
+        app.on_sim_frame(SimFrame(frame))
+        assert app.snapshot is shown and app.frames_applied == applied
+        timeline = app.screen.query_one(Timeline)
+        assert not math.isnan(timeline.level[timeline._bucket(sample_at)])
+        await settle(pilot)
+        assert not app.running and app.frames_applied == applied + 1  # the pause's frame
+        # A frame of a command not told to stop is applied.
+        await start_slow_run(pilot)
+        before = app.frames_applied
+        app.on_sim_frame(SimFrame(replace(frame, seq=app._issued, snapshot=later)))
+        assert app.snapshot is later and app.frames_applied == before + 1
+        await pilot.press("space")
+        await settle(pilot)
