@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
 import queue
 import threading
 from collections.abc import Callable, Iterable
@@ -23,7 +22,6 @@ from pathlib import Path
 from typing import Any, ClassVar, cast
 
 from rich.style import Style
-from rich.text import Text
 from textual import work
 from textual.app import App
 from textual.binding import Binding, BindingType
@@ -33,13 +31,20 @@ from textual.widgets import Static, TabbedContent
 from textual.worker import get_current_worker
 
 from pooltui.sim.snapshot import Snapshot
-from pooltui.tui.breakpoints import Breakpoint, BreakpointSet, Names, parse_breakpoint
+from pooltui.tui.breakpoints import (
+    Breakpoint,
+    BreakpointSet,
+    Names,
+    parse_breakpoint,
+    parsed_again,
+)
 from pooltui.tui.colors import Palette, palette_from_theme
 from pooltui.tui.debugger import DebuggerScreen
 from pooltui.tui.details import (
     HALTS,
     details_text,
     failure_text,
+    reload_error_text,
     status_text,
     stop_text,
 )
@@ -76,7 +81,7 @@ from pooltui.tui.widgets.panels import (
     set_text,
 )
 from pooltui.tui.widgets.source import SourceView
-from pooltui.tui.widgets.timeline import Timeline
+from pooltui.tui.widgets.timeline import Timeline, timeline_figure
 
 FRAME_DRAWN_WAIT = 0.25  # seconds a run's worker waits at most for its frame to be drawn
 SPEEDS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 5000, 10000, 100000)
@@ -213,15 +218,7 @@ class PoolApp(App[int]):
             self._refresh_status()
             screen = self.debugger
             if screen is not None and screen.is_mounted:
-                text = Text()
-                text.append(
-                    "The spec does not compile:\n", Style(bold=True, color=self.palette.error)
-                )
-                text.append(error or "unknown error")
-                text.append(
-                    "\n\nFix it and press ctrl+r again; until then this is the simulation before.",
-                    "dim",
-                )
+                text = reload_error_text(error, Style(color=self.palette.error))
                 set_text(screen.query_one("#details-body", Static), text, wrap=True)
                 screen.query_one(TabbedContent).active = "details"
                 screen.show_view("side")
@@ -259,23 +256,7 @@ class PoolApp(App[int]):
     def _recompile_breakpoints(self) -> str:
         """Each breakpoint parsed again against the new spec; those that no longer make
         sense are dropped, and said."""
-        kept: list[Breakpoint] = []
-        dropped: list[str] = []
-        for bp in self.breakpoints:
-            text = bp.describe()
-            try:
-                new = self.parse_breakpoint(text)
-            except Exception as exc:
-                first = str(getattr(exc, "text", exc)).splitlines()[0]
-                dropped.append(f"breakpoint #{bp.id} ({text}) dropped: {first}")
-                continue
-            new.id, new.enabled, new.one_shot, new.ignore = (
-                bp.id,
-                bp.enabled,
-                bp.one_shot,
-                bp.ignore,
-            )
-            kept.append(new)
+        kept, dropped = parsed_again(self.breakpoints, self.parse_breakpoint)
         self.breakpoints.items[:] = kept
         return "; ".join(dropped)
 
@@ -307,11 +288,9 @@ class PoolApp(App[int]):
         if frame.final:
             self.post_message(SimFrame(frame))
             return
-        # A run's frame: the worker waits until the screen has drawn it. The GIL lets one
-        # thread run at a time, so simulating meanwhile gains the run nothing, but it
-        # doubled the frame's drawing time, and a key typed then waited for that drawing
-        # (`space` within 100 ms). Bounded, so a screen that is not drawn (a dialog over
-        # it, the app closing) never holds a run up for long.
+        # A run's frame: the worker waits (bounded) until the screen has drawn it. With the
+        # GIL, simulating meanwhile gained the run nothing but doubled the drawing, which
+        # a key typed then waited for (docs/decisions.md, "The debugger").
         self._frame_drawn.clear()
         self.post_message(SimFrame(frame))
         self._frame_drawn.wait(FRAME_DRAWN_WAIT)
@@ -330,15 +309,11 @@ class PoolApp(App[int]):
         """`allocated(POOL)` of the first pool with a finite cap (its first member), the
         figure the worker samples for the timeline; None when there is none."""
         program = getattr(sim, "program", None)
-        for pool in getattr(program, "pools", ()):
-            cap = getattr(pool, "cap", math.inf)
-            if isinstance(cap, int | float) and math.isfinite(cap):
-                label = f"{pool.name}[0]" if getattr(pool, "family", False) else pool.name
-                try:
-                    return self.compile_expression(f"allocated({label})", program)
-                except Exception:  # no timeline figure: the timeline shows the frames only
-                    return None
-        return None
+        text = timeline_figure(program)
+        try:
+            return self.compile_expression(text, program) if text is not None else None
+        except Exception:  # no timeline figure: the timeline shows the frames only
+            return None
 
     # ----------------------------------------------------------------- commands
     def send(self, kind: str, **kwargs: Any) -> None:
@@ -489,10 +464,9 @@ class PoolApp(App[int]):
             self.set_timer(IDLE_COLLECT, self._collect_when_idle)
 
     def _note_passed_frame(self, frame: Frame) -> None:
-        """A run's frame that came after its command was told to stop: its final frame is
-        next, at that state or later, so this one is not shown (applying and drawing it
-        was 30-40 ms a `space` waited). Only the timeline keeps what it carried: the
-        samples and marks of its stretch are in no other frame."""
+        """A run's frame that came after its command was told to stop is not shown (the
+        final frame, at that state or later, is next; a `space` waited 30-40 ms for it).
+        The timeline keeps its samples and marks, which no other frame carries."""
         screen = self.debugger
         if screen is not None and screen.is_mounted:
             with contextlib.suppress(NoMatches):
@@ -649,27 +623,11 @@ class PoolApp(App[int]):
 
     # ----------------------------------------------------------------- breakpoints, watches
     def names(self) -> Names:
-        program = getattr(self.sim, "program", None)
-        pools: list[str] = [p.name for p in getattr(program, "pools", ())]
-        stages: list[str] = [s.name for s in getattr(program, "stages", ())]
-        classes: list[str] = [c.name for c in getattr(program, "sessions", ())]
-        if self.snapshot is not None:
-            pools += [p.label for p in self.snapshot.pools]
-            stages += [s.label for s in self.snapshot.stages]
-        counts = [(c.name, int(c.count)) for c in getattr(program, "sessions", ())]
-        pool_members = [
-            (p.name, int(getattr(p, "count", 1))) for p in getattr(program, "pools", ())
-        ]
-        stage_members = [
-            (s.name, int(getattr(s, "count", 1))) for s in getattr(program, "stages", ())
-        ]
-        return Names(
-            tuple(pools),
-            tuple(stages),
-            tuple(classes),
-            tuple(counts),
-            tuple(pool_members),
-            tuple(stage_members),
+        snap = self.snapshot
+        return Names.of(
+            getattr(self.sim, "program", None),
+            [p.label for p in snap.pools] if snap is not None else (),
+            [s.label for s in snap.stages] if snap is not None else (),
         )
 
     def compile_expression(self, text: str, program: Any = None) -> Any:

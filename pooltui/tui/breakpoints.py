@@ -309,6 +309,42 @@ class Names:
     def known(self) -> bool:
         return bool(self.pools or self.stages or self.classes)
 
+    @staticmethod
+    def of(program: Any, pools: Iterable[str] = (), stages: Iterable[str] = ()) -> Names:
+        """The names `program` declares (an IR program, or None), with the member labels
+        a snapshot shows (`pools`, `stages`)."""
+        pool_decls = getattr(program, "pools", ())
+        stage_decls = getattr(program, "stages", ())
+        classes = getattr(program, "sessions", ())
+        return Names(
+            (*(p.name for p in pool_decls), *pools),
+            (*(s.name for s in stage_decls), *stages),
+            tuple(c.name for c in classes),
+            tuple((c.name, int(c.count)) for c in classes),
+            tuple((p.name, int(getattr(p, "count", 1))) for p in pool_decls),
+            tuple((s.name, int(getattr(s, "count", 1))) for s in stage_decls),
+        )
+
+
+def parsed_again(
+    breakpoints: Iterable[Breakpoint], parse: Callable[[str], Breakpoint]
+) -> tuple[list[Breakpoint], list[str]]:
+    """Each breakpoint parsed again (a reloaded spec), keeping its number, state and
+    options: (those kept, a line for each that no longer parses)."""
+    kept: list[Breakpoint] = []
+    dropped: list[str] = []
+    for bp in breakpoints:
+        text = bp.describe()
+        try:
+            new = parse(text)
+        except Exception as exc:
+            first = str(getattr(exc, "text", exc)).splitlines()[0]
+            dropped.append(f"breakpoint #{bp.id} ({text}) dropped: {first}")
+            continue
+        new.id, new.enabled, new.one_shot, new.ignore = bp.id, bp.enabled, bp.one_shot, bp.ignore
+        kept.append(new)
+    return kept, dropped
+
 
 _KEYS = {"pool": "pool", "stage": "stage", "class": "session_class", "session": "session"}
 

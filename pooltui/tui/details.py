@@ -96,6 +96,17 @@ def failure_text(stop: str, error: Style) -> Text:
     return text
 
 
+def reload_error_text(error: str | None, style: Style) -> Text:
+    """Details when a reload does not compile: the errors, and that the old run stays."""
+    text = Text()
+    text.append("The spec does not compile:\n", style + Style(bold=True))
+    text.append(error or "unknown error")
+    text.append(
+        "\n\nFix it and press ctrl+r again; until then this is the simulation before.", "dim"
+    )
+    return text
+
+
 def details_text(
     snap: Snapshot,
     *,

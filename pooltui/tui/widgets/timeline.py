@@ -249,5 +249,17 @@ class Timeline(StylePerRepaint):
             self.post_message(self.Clicked(t))
 
 
+def timeline_figure(program: object) -> str | None:
+    """The figure the timeline shows, as an expression of the spec language:
+    `allocated(POOL)` of the first pool with a finite cap (its first member); None if
+    there is none."""
+    for pool in getattr(program, "pools", ()):
+        cap = getattr(pool, "cap", math.inf)
+        if isinstance(cap, int | float) and math.isfinite(cap):
+            label = f"{pool.name}[0]" if getattr(pool, "family", False) else pool.name
+            return f"allocated({label})"
+    return None
+
+
 def _mark_bit(kind: str) -> int:
     return next(i for i, (name, _) in enumerate(MARKS) if name == kind)
