@@ -45,6 +45,7 @@ from pooltui.tui.details import (
     details_text,
     failure_text,
     reload_error_text,
+    start_failure,
     status_text,
     stop_text,
 )
@@ -261,6 +262,11 @@ class PoolApp(App[int]):
         return "; ".join(dropped)
 
     def on_unmount(self) -> None:
+        # A run going on stops (a `q` during `c` left it running to its end, the process
+        # waiting for it), and a frame waiting to be drawn is not waited for.
+        if self.controller is not None:
+            self.controller.interrupt_gen += 1
+        self._frame_drawn.set()
         self._commands.put(None)
         self.pacing.stop()
 
@@ -685,14 +691,6 @@ class PoolApp(App[int]):
         if timeline.palette != self.palette:
             timeline.palette = self.palette
             timeline.refresh()
-
-
-def start_failure(error: BaseException) -> str:
-    """The one line `pooltui SPEC` prints when the debugger cannot even open."""
-    return (
-        f"pooltui: internal error: the debugger could not open: {type(error).__name__}: "
-        f"{error} (this is a bug in pooltui; please report it with the spec)"
-    )
 
 
 def _bindings(bindings: Iterable[BindingType]) -> list[Binding]:

@@ -96,6 +96,14 @@ def failure_text(stop: str, error: Style) -> Text:
     return text
 
 
+def start_failure(error: BaseException) -> str:
+    """The one line `pooltui SPEC` prints when the debugger cannot even open."""
+    return (
+        f"pooltui: internal error: the debugger could not open: {type(error).__name__}: "
+        f"{error} (this is a bug in pooltui; please report it with the spec)"
+    )
+
+
 def reload_error_text(error: str | None, style: Style) -> Text:
     """Details when a reload does not compile: the errors, and that the old run stays."""
     text = Text()

@@ -96,6 +96,32 @@ async def test_space_stops_a_continue_that_goes_on() -> None:
         assert app.snapshot.event_index == where == sim.cursor  # and it stays there
 
 
+async def test_q_during_a_continue_stops_the_simulation() -> None:
+    """Quitting while `c` goes on ends the run too: the simulation's thread was left
+    running the whole LONG spec (hundreds of thousands of events) to its end, and the
+    process waited for it. After `q`, the simulation stops within a few steps."""
+    sim = Simulation(compile_source(LONG, "long.pool"))
+    app = PoolApp("long.pool", sim=sim)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        for _ in range(6000):
+            if app.snapshot is not None and app.snapshot.event_index > 100 and app.running:
+                break
+            await pilot.pause(0.01)
+        assert app.running
+        await pilot.press("q")
+    # The app is gone: its worker ends (a condition with a bound, not a duration).
+    for _ in range(3000):
+        if not any(w.is_running for w in app.workers):
+            break
+        await asyncio.sleep(0.01)
+    assert not any(w.is_running for w in app.workers)
+    stopped = len(sim.events)
+    await asyncio.sleep(0.2)
+    assert len(sim.events) == stopped and not sim.finished
+
+
 def test_the_log_widget_and_the_timeline_read_a_view() -> None:
     # A log of moments arrive, admit, preempt, admit, reject, preempt at t = 0..5.
     from pooltui.sim.eventlog import EventLog as Log
