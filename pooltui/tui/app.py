@@ -329,6 +329,7 @@ class PoolApp(App[int]):
         self._seq += 1
         self.controller.interrupt_gen += 1  # stops a long run between two steps
         self._stopped_seq = self._issued  # its frames still on their way pass
+        self._frame_drawn.set()  # a worker waiting for a draw stops now
         if kind in ("continue", "reverse", "run"):
             kwargs["breakpoints"] = self.breakpoints.copy()
         if kind == "run":
@@ -344,6 +345,7 @@ class PoolApp(App[int]):
         if self.controller is not None:
             self.controller.interrupt_gen += 1
             self._stopped_seq = self._issued  # its run's frames still on their way pass
+            self._frame_drawn.set()  # a worker waiting for a draw stops now
 
     def change_speed(self, delta: int) -> None:
         i = min(range(len(SPEEDS)), key=lambda k: abs(SPEEDS[k] - self.rate))
