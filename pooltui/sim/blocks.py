@@ -14,7 +14,7 @@ session frame.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from pooltui.sim import ledgerbatch, members, watch, why
 from pooltui.sim.codes import Number
@@ -27,7 +27,7 @@ from pooltui.sim.state import PoolState, Session
 if TYPE_CHECKING:
     from pooltui.sim.engine import Engine
 
-WHOLE = 1 << 62  # a lookup bound past any chain the ledger can hold
+WHOLE: Final = 1 << 62  # a lookup bound past any chain the ledger can hold
 
 
 def nb(p: PoolState, units: int) -> int:

@@ -17,6 +17,7 @@ for the invariant check (`ledgercheck`, which also holds the full §4 check).
 from __future__ import annotations
 
 import math
+from typing import Final
 
 from mypy_extensions import mypyc_attr
 
@@ -28,8 +29,8 @@ from pooltui.sim.ledgertypes import Hit as Hit
 from pooltui.sim.ledgertypes import Table as Table
 from pooltui.sim.ledgertypes import spill_ranges as spill_ranges
 
-NONE = -1  # no hash / no entry / no holder
-DIRTY_LIMIT = 1 << 16  # hash buckets remembered as changed (then every cached run goes)
+NONE: Final = -1  # no hash / no entry / no holder
+DIRTY_LIMIT: Final = 1 << 16  # hash buckets remembered as changed (then every cached run goes)
 FREE, HELD, CACHED = "free", "held", "cached"  # block states in snapshots
 
 
