@@ -125,7 +125,7 @@ def one_more_block(eng: Engine, p: PoolState, h: HoldState) -> None:
 def register_each(p: PoolState, holds: list[HoldState], uptos: list[int],
                   sessions: list[Session]) -> None:  # fmt: skip
     """`register` for each hold in turn (holds[i] to uptos[i], of sessions[i])."""
-    p.ledger.register_each([h.table for h in holds], uptos)
+    ledgerbatch.register_each(p.ledger, [h.table for h in holds], uptos)
     B = p.block
     for h, sess in zip(holds, sessions, strict=True):
         end = h.table.nreg * B
