@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from pooltui.lang.errors import SpecRuntimeError
 from pooltui.lang.ir import (
@@ -42,7 +42,7 @@ Compiled = Callable[[Any], Number]
 
 # The largest integer a spec works with: literals, whole-number options and unit counts.
 # Every integer up to it is exact as a float too, so `16.0` and `16` stay the same number.
-MAX_INT = 2**53
+MAX_INT: Final = 2**53
 
 CONTEXT_VARIABLES = (
     "now",

@@ -14,7 +14,7 @@ session frame.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from pooltui.sim import ledgerbatch, members, watch, why
 from pooltui.sim.codes import Number
@@ -27,7 +27,7 @@ from pooltui.sim.state import PoolState, Session
 if TYPE_CHECKING:
     from pooltui.sim.engine import Engine
 
-WHOLE = 1 << 62  # a lookup bound past any chain the ledger can hold
+WHOLE: Final = 1 << 62  # a lookup bound past any chain the ledger can hold
 
 
 def nb(p: PoolState, units: int) -> int:
@@ -125,7 +125,7 @@ def one_more_block(eng: Engine, p: PoolState, h: HoldState) -> None:
 def register_each(p: PoolState, holds: list[HoldState], uptos: list[int],
                   sessions: list[Session]) -> None:  # fmt: skip
     """`register` for each hold in turn (holds[i] to uptos[i], of sessions[i])."""
-    p.ledger.register_each([h.table for h in holds], uptos)
+    ledgerbatch.register_each(p.ledger, [h.table for h in holds], uptos)
     B = p.block
     for h, sess in zip(holds, sessions, strict=True):
         end = h.table.nreg * B

@@ -7,17 +7,19 @@ these without an import cycle. It owns no state and no behaviour.
 
 from __future__ import annotations
 
+from typing import Final
+
 Number = int | float
 
 # Heap priorities at one instant (decisions.md: time and order).
-P_ITER_END = 0
-P_LINK = 1
-P_WAKE = 2
-P_ARRIVE = 3
+P_ITER_END: Final = 0
+P_LINK: Final = 1
+P_WAKE: Final = 2
+P_ARRIVE: Final = 3
 
 # The livelock guard: this many events at one instant with no session arriving or ending,
 # or this many statements in a row without an event, is a runtime error (decisions.md).
-MAX_STILL = 1_000_000
+MAX_STILL: Final = 1_000_000
 
 # What one admission attempt did.
 ADMITTED, BLOCKED, REJECTED = 1, 0, -1

@@ -14,16 +14,17 @@ from __future__ import annotations
 import hashlib
 from bisect import bisect_left
 from collections.abc import Sequence
+from typing import Final
 
 from mypy_extensions import mypyc_attr
 
 Key = int | float | str
-BUCKET = 20  # hashes >> BUCKET: a piece's blocks fall in one or two buckets
+BUCKET: Final = 20  # hashes >> BUCKET: a piece's blocks fall in one or two buckets
 
-_MASK = (1 << 64) - 1
-_MASK63 = (1 << 63) - 1
-_M62 = (1 << 62) - 1
-_GOLDEN = 0x9E3779B97F4A7C15
+_MASK: Final = (1 << 64) - 1
+_MASK63: Final = (1 << 63) - 1
+_M62: Final = (1 << 62) - 1
+_GOLDEN: Final = 0x9E3779B97F4A7C15
 
 
 def splitmix(x: int) -> int:
@@ -61,6 +62,14 @@ def chain(prev: int, kh: int, units: int) -> int:
     """The prefix hash `prev` followed by `units` units of the piece whose key hashes to kh."""
     return anchor(prev, kh) + units
 
+
+# Memos of the two costly steps of a piece's anchor (`anchor`): an int key's hash, and the
+# anchor of (prefix hash ^ key hash). A trace's requests repeat their prefixes' keys (a
+# conversation's next turn, a shared system prompt): a dict lookup instead of a blake2b and
+# a splitmix each. Pure functions' memos, so no state of a run; bounded (cleared when full).
+_KEY_HASHES: Final[dict[int, int]] = {}
+_ANCHORS: Final[dict[int, int]] = {}
+MEMO_LIMIT: Final = 1 << 15
 
 # Content's fields a checkpoint keeps (all but the block-hash cache).
 _KEPT = (
@@ -117,19 +126,30 @@ class Content:
         self.hp: list[int] = []  # prefix hash over pieces 0..k
         end, h = 0, ROOT
         blake2b = hashlib.blake2b
+        if len(_ANCHORS) > MEMO_LIMIT or len(_KEY_HASHES) > MEMO_LIMIT:
+            _ANCHORS.clear()
+            _KEY_HASHES.clear()
+        khs, ancs = _KEY_HASHES, _ANCHORS
         for key, units in pieces:
             if units <= 0:
                 raise ValueError(f"a content piece of {units} units")
             for k in key if isinstance(key, list) else [key]:
                 if type(k) is int:  # `key_hash` and `anchor`, inline: most keys are ints
-                    d = blake2b(b"n\x00" + str(k).encode(), digest_size=8).digest()
-                    kh = int.from_bytes(d, "little")
+                    kh = khs.get(k, -1)
+                    if kh < 0:
+                        d = blake2b(b"n\x00" + str(k).encode(), digest_size=8).digest()
+                        kh = int.from_bytes(d, "little")
+                        khs[k] = kh
                 else:
                     kh = key_hash(k)
-                z = ((h ^ kh) + _GOLDEN) & _MASK  # splitmix(h ^ kh) & _M62
-                z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
-                z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
-                a = (z ^ (z >> 31)) & _M62
+                x = h ^ kh
+                a = ancs.get(x, -1)
+                if a < 0:
+                    z = (x + _GOLDEN) & _MASK  # splitmix(h ^ kh) & _M62
+                    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+                    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+                    a = (z ^ (z >> 31)) & _M62
+                    ancs[x] = a
                 end += units
                 h = a + units
                 self.keys.append(k)

@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 from array import array
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from pooltui.lang.errors import SpecRuntimeError
 from pooltui.lang.exprs import to_units
@@ -67,12 +67,12 @@ __all__ = ["Engine", "Env", "Halt", "Schedule", "Stats", "StopReplay"]
 
 
 # How a class's arrivals are produced (`Schedule`).
-A_EVERY = 0  # `arrive every`: each time is the last plus session i's gap, drawn when due
-A_SAME = 1  # `arrive at` reading no draw and no column: one time for every session
-A_LAZY = 2  # `arrive at` whose times are non-decreasing by index: evaluated when due
-A_SORTED = 3  # any other `arrive at`: every time computed once and sorted
-MAX_SORTED = 10_000_000  # sessions of one class an unsorted `arrive at` may have
-LAST_ARRIVAL_PASS = 1_000_000  # drawn `every` gaps summed for `last_arrival`, at most
+A_EVERY: Final = 0  # `arrive every`: each time is the last plus session i's gap, drawn when due
+A_SAME: Final = 1  # `arrive at` reading no draw and no column: one time for every session
+A_LAZY: Final = 2  # `arrive at` whose times are non-decreasing by index: evaluated when due
+A_SORTED: Final = 3  # any other `arrive at`: every time computed once and sorted
+MAX_SORTED: Final = 10_000_000  # sessions of one class an unsorted `arrive at` may have
+LAST_ARRIVAL_PASS: Final = 1_000_000  # drawn `every` gaps summed for `last_arrival`, at most
 
 
 def _reads_row_or_draw(expr: object) -> bool:

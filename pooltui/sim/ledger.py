@@ -2,21 +2,23 @@
 `BlockPool` + `KVCacheManager`), per content-and-reload.md §1, §2 and §4.
 
 It owns one pool member's physical blocks (free ids, reference counts, registered hashes),
-the table hash -> registered copies (`table` the first, `more` the others), the cache entries (one per release), the holds' block
-tables (`Table`; its records are `ledgertypes.py`'s); content identity is `content.py`'s
-(`Content`); the fast mode's step of many tables each growing by a block is
-`ledgerbatch.py`'s.
-It may not touch the engine, its events, clock or policies: it never chooses what to evict
-(the caller orders `entries`), never emits, and imports neither the engine nor textual nor
-rich. Plain data only (pickled into debugger checkpoints); memory follows the blocks in use,
-not the cap: never-used ids are a count (`fresh`), per-block arrays grow as ids are first
-used, and content is runs of pieces. While `track` is on it notes what each change touched,
-for the invariant check (`ledgercheck`, which also holds the full §4 check).
+the table hash -> registered copies (`table` the first, `more` the others), the cache
+entries (one per release), the holds' block tables (`Table`; its records are
+`ledgertypes.py`'s); content identity is `content.py`'s; the fast mode's step of many
+tables each growing by a block is `ledgerbatch.py`'s. It may not touch the engine, its
+events, clock or policies: it never chooses what to evict (the caller orders `entries`),
+never emits, and imports neither the engine nor textual nor rich. Plain data only
+(pickled into debugger checkpoints); memory follows the blocks in use, not the cap:
+never-used ids are a count (`fresh`), per-block arrays grow as ids are first used, content
+is runs of pieces. While `track` is on it notes what each change touched, for the
+invariant check (`ledgercheck`, which also holds the full §4 check).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import Final, cast
 
 from mypy_extensions import mypyc_attr
 
@@ -28,8 +30,10 @@ from pooltui.sim.ledgertypes import Hit as Hit
 from pooltui.sim.ledgertypes import Table as Table
 from pooltui.sim.ledgertypes import spill_ranges as spill_ranges
 
-NONE = -1  # no hash / no entry / no holder
-DIRTY_LIMIT = 1 << 16  # hash buckets remembered as changed (then every cached run goes)
+NONE: Final = -1  # no hash / no entry / no holder
+# Hot loops move ints between containers as `object`s (a cast, free when interpreted):
+# compiled, an `int` is unboxed when read and boxed again, a new object past 256, when stored.
+DIRTY_LIMIT: Final = 1 << 16  # hash buckets remembered as changed (then every cached run goes)
 FREE, HELD, CACHED = "free", "held", "cached"  # block states in snapshots
 
 
@@ -178,10 +182,6 @@ class Ledger:
         self.bidx[b] = index
         return b
 
-    def _put(self, b: int) -> None:  # free an unregistered block
-        self.bcontent[b] = None
-        self.free.append(b)
-
     # ------------------------------------------------------------------ hits
     def lookup(self, content: Content, upto: int) -> Hit:
         """The hit for an attempt whose max(U, context) is `upto`: the longest run of leading
@@ -250,7 +250,8 @@ class Ledger:
         hb = hit.blocks
         if NONE in map(self.bhash.__getitem__, hb):
             raise RuntimeError("ledger: stale hit (a block was evicted since)")
-        ref, owner, hid = self.ref, self.owner, t.hid
+        ref, owner, hid = self.ref, cast("list[object]", self.owner), t.hid
+        ho: object = hid
         leaving: dict[int, set[int]] = {}  # entry order -> its blocks the hit takes
         bentry = self.bentry
         for b in hb:
@@ -262,7 +263,7 @@ class Ledger:
                 else:
                     got.add(b)
                 bentry[b] = NONE
-                owner[b] = hid
+                owner[b] = ho
                 ref[b] = 1
             else:
                 self.sharers.setdefault(b, {})[hid] = None
@@ -305,12 +306,14 @@ class Ledger:
             ids = free[len(free) - k :]
             ids.reverse()
             del free[len(free) - k :]
-            ref, bcontent, bidx, owner = self.ref, self.bcontent, self.bidx, self.owner
+            ref, bcontent = self.ref, self.bcontent
+            owner, bidx = cast("list[object]", self.owner), cast("list[object]", self.bidx)
             js = indices(start, start + k) if k > 8 else range(start, start + k)
-            for b, j in zip(ids, js, strict=True):
+            ho: object = hid
+            for b, j in zip(ids, cast("Sequence[object]", js), strict=True):
                 bcontent[b] = content
                 bidx[b] = j
-                owner[b] = hid
+                owner[b] = ho
                 ref[b] = 1
         else:
             ids = []
@@ -345,12 +348,12 @@ class Ledger:
             return 0, 0
         content = t.content
         if last == lo + 1 and last * block > content.total and not self.track:
-            return 1, self._register_one(t, content.panc + last * block - content.total)
+            return 1, self.register_one(t, content.panc + last * block - content.total)
         n, dup = last - lo, 0
         hs = content.hashes(block, lo, last)
         ids = t.blocks[lo:last]
-        table, bhash = self.table, self.bhash
-        for b, h in zip(ids, hs, strict=True):
+        table, bhash = self.table, cast("list[object]", self.bhash)
+        for b, h in zip(ids, cast("list[object]", hs), strict=True):
             bhash[b] = h  # (bcontent, bidx were set when t took it)
         if table.keys().isdisjoint(hs):  # no copies: made in bulk
             table.update(zip(hs, ids, strict=True))
@@ -375,27 +378,21 @@ class Ledger:
         self.dup_registrations += dup
         return n, dup
 
-    def register_each(self, tables: list[Table], computed: list[int]) -> None:
-        """`register` for each table in turn (tables[i] to computed[i] units)."""
-        block = self.block
-        for t, upto in zip(tables, computed, strict=True):
-            last = min(upto // block, len(t.blocks))
-            content = t.content
-            if last == t.nreg + 1 and last * block > content.total and not self.track:
-                self._register_one(t, content.panc + last * block - content.total)
-            else:
-                self.register(t, upto)
-
-    def _register_one(self, t: Table, h: int) -> int:
+    def register_one(self, t: Table, h: int) -> int:
         """Register t's next block, of its private stream (a decode step's, mostly), under
-        its hash h (`Content.prefix_hash`: one addition). Returns 1 if it is a duplicate."""
-        b = t.blocks[t.nreg]
-        self.bhash[b] = h
+        its hash h (`Content.prefix_hash`: one addition; the caller checked that it is
+        that block, `register`). Returns 1 if it is a duplicate."""
+        blocks: list[object] = t.blocks  # type: ignore[assignment]  # (by NONE: objects)
+        hashes: list[object] = self.bhash  # type: ignore[assignment]
+        table: dict[object, object] = self.table  # type: ignore[assignment]
+        bo = blocks[t.nreg]
+        ho: object = h  # boxed once
+        hashes[t.blocks[t.nreg]] = ho
         t.nreg += 1
-        if h not in self.table:
-            self.table[h] = b
+        if ho not in table:
+            table[ho] = bo
             return 0
-        self.more.setdefault(h, []).append(b)
+        self.more.setdefault(h, []).append(t.blocks[t.nreg - 1])
         self.dups += 1
         self.dup_registrations += 1
         return 1
@@ -475,7 +472,7 @@ class Ledger:
         else:
             kept = blocks[:nreg] if nreg < n else blocks
         if kept:
-            bentry, order = self.bentry, e.order
+            bentry, order = cast("list[object]", self.bentry), cast(object, e.order)
             for b in kept:
                 ref[b] = 0
                 owner[b] = NONE
@@ -603,8 +600,9 @@ class Ledger:
             for b in out:
                 dirty[bhash[b] >> BUCKET] = epoch
         if self.dups == 0:  # every hash has one copy: the evicted block
+            hashes, tab = cast("list[object]", bhash), cast("dict[object, int]", table)
             for b in out:
-                del table[bhash[b]]
+                del tab[hashes[b]]
                 bhash[b] = NONE
                 bentry[b] = NONE
                 bcontent[b] = None

@@ -9,6 +9,7 @@ Plain data (pickled into debugger checkpoints); imports nothing of the simulator
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Final
 
 from mypy_extensions import mypyc_attr
 
@@ -21,7 +22,7 @@ Attrs = dict[str, Number] | None
 # Block indices as shared int objects: a table's blocks past 256 would each make (and the
 # block's last index free) an int of their own, most of what storing `bidx` costs.
 _INDICES: list[int] = []
-INDICES_LIMIT = 1 << 16
+INDICES_LIMIT: Final = 1 << 16
 
 
 def indices(lo: int, hi: int) -> list[int] | range:

@@ -15,7 +15,7 @@ see docs/architecture.md); the fast mode keeps its own figures beside it, not in
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Final
 
 from mypy_extensions import mypyc_attr
 
@@ -25,23 +25,23 @@ from pooltui.sim.ledger import Ledger, Table
 Number = int | float
 
 # Session states (plain words in snapshots come from these).
-S_ACTIVE = "active"  # executing statements (transient)
-S_QUEUED = "queued"
-S_RESIDENT = "resident"
-S_GROW_WAIT = "grow-wait"
-S_SLEEPING = "sleeping"
-S_SENDING = "sending"
-S_SEAT_WAIT = "seat-wait"  # its run waits for a seat on a full step stage
-S_RELOADING = "reloading"  # admitted, its reload in flight (content-and-reload.md §3)
-S_FOREVER = "forever"  # a wait (or a send) that never ends: it never wakes
-S_DONE = "done"
-S_REJECTED = "rejected"
+S_ACTIVE: Final = "active"  # executing statements (transient)
+S_QUEUED: Final = "queued"
+S_RESIDENT: Final = "resident"
+S_GROW_WAIT: Final = "grow-wait"
+S_SLEEPING: Final = "sleeping"
+S_SENDING: Final = "sending"
+S_SEAT_WAIT: Final = "seat-wait"  # its run waits for a seat on a full step stage
+S_RELOADING: Final = "reloading"  # admitted, its reload in flight (content-and-reload.md §3)
+S_FOREVER: Final = "forever"  # a wait (or a send) that never ends: it never wakes
+S_DONE: Final = "done"
+S_REJECTED: Final = "rejected"
 
 # Frame kinds.
-F_TOP = 0
-F_PLAIN = 1
-F_REPEAT = 2
-F_HOLD = 3
+F_TOP: Final = 0
+F_PLAIN: Final = 1
+F_REPEAT: Final = 2
+F_HOLD: Final = 3
 
 
 @mypyc_attr(serializable=True, allow_interpreted_subclasses=True)
