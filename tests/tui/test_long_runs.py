@@ -10,6 +10,7 @@ from typing import Any
 
 from rich.text import Text
 from textual.app import App, ComposeResult
+from textual.pilot import Pilot
 from textual.widgets import Static
 
 from pooltui.lang import compile_file, compile_source
@@ -74,18 +75,24 @@ def test_goto_far_ahead_lands_on_the_event() -> None:
     assert frames[-1].snapshot.last_event == fresh.events[57]
 
 
+async def continue_long(pilot: Pilot[Any]) -> None:
+    """`c` on LONG, until the run has shown some progress (a condition, not a duration)."""
+    app = pilot.app
+    assert isinstance(app, PoolApp)
+    await settle(pilot)
+    await pilot.press("c")
+    for _ in range(6000):
+        if app.snapshot is not None and app.snapshot.event_index > 100 and app.running:
+            break
+        await pilot.pause(0.01)
+    assert app.running
+
+
 async def test_space_stops_a_continue_that_goes_on() -> None:
     sim = Simulation(compile_source(LONG, "long.pool"))
     app = PoolApp("long.pool", sim=sim)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("c")
-        # Until the run has shown some progress (a condition, not a duration).
-        for _ in range(6000):
-            if app.snapshot is not None and app.snapshot.event_index > 100 and app.running:
-                break
-            await pilot.pause(0.01)
-        assert app.running
+        await continue_long(pilot)
         await pilot.press("space")
         await settle(pilot)
         assert not app.running and app.stop == "paused"
@@ -103,13 +110,7 @@ async def test_q_during_a_continue_stops_the_simulation() -> None:
     sim = Simulation(compile_source(LONG, "long.pool"))
     app = PoolApp("long.pool", sim=sim)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("c")
-        for _ in range(6000):
-            if app.snapshot is not None and app.snapshot.event_index > 100 and app.running:
-                break
-            await pilot.pause(0.01)
-        assert app.running
+        await continue_long(pilot)
         await pilot.press("q")
     # The app is gone: its worker ends (a condition with a bound, not a duration).
     for _ in range(3000):
