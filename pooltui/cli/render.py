@@ -122,6 +122,8 @@ def render_app(
             elif time is not None:
                 app.send("goto_time", time=time)
             await app.settle(timeout=600)
+        if app.debugger is not None:
+            app.debugger.fit()  # a picture has no next step to fit the panels' heights
         # Let callbacks scheduled after a refresh (scrolling to the event) run first.
         await pilot.pause(0.05)
         if app.debugger is not None and app.snapshot is not None:

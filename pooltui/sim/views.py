@@ -132,19 +132,21 @@ def _queue(eng: Engine, p: PoolState) -> tuple[QueueItemView, ...]:
         items = pre + rest
     out = []
     live, now = s.live, s.now
-    for pos, (h, keys) in enumerate(items[:QUEUE_PLANNED]):
+    for pos, (h, keys) in enumerate(items):
         sess = live[h.sid]
         units: Number | None = None
         need: Number | None = None
         hit = 0
-        counter = sess.counter  # looking must not draw
-        try:
-            plan = admit.plan_hold(eng, p, h, sess)
-            units, hit, need = plan.size, plan.hit, plan.need
-        except Exception:  # a header that cannot be evaluated now is shown as unknown
-            units = None
-        finally:
-            sess.counter = counter
+        planned = pos < QUEUE_PLANNED
+        if planned:
+            counter = sess.counter  # looking must not draw
+            try:
+                plan = admit.plan_hold(eng, p, h, sess)
+                units, hit, need = plan.size, plan.hit, plan.need
+            except Exception:  # a header that cannot be evaluated now is shown as unknown
+                units = None
+            finally:
+                sess.counter = counter
         out.append(
             QueueItemView(
                 sess.name,
@@ -154,32 +156,11 @@ def _queue(eng: Engine, p: PoolState) -> tuple[QueueItemView, ...]:
                 need if need else None,
                 normal(h.reserve) if h.reserve is not None else None,
                 hit,
-                tuple(map(normal, keys)),
-                now - h.enq_time,
-                h.preempted,
-                h.enq_time,
-                True,
-            )
-        )
-    # The tail: no figures worked out (a long queue's; a run's frames would spend most of
-    # their time on it), the same view otherwise, made in a loop of its own.
-    for pos, (h, keys) in enumerate(items[QUEUE_PLANNED:], QUEUE_PLANNED):
-        sess = live[h.sid]
-        reserve = h.reserve
-        out.append(
-            QueueItemView(
-                sess.name,
-                sess.sid,
-                pos,
-                None,
-                None,
-                normal(reserve) if reserve is not None else None,
-                0,
                 tuple(map(normal, keys)) if keys else (),
                 now - h.enq_time,
                 h.preempted,
                 h.enq_time,
-                False,
+                planned,
             )
         )
     return tuple(out)

@@ -391,6 +391,17 @@ class DebuggerScreen(Screen[None]):
         self._why_from_log = False
         self.show_why()
 
+    def fit(self) -> None:
+        """Fit the heights a run's frames only let grow to what is shown now (the next
+        step's frame does it too): for a picture taken right after a run (`render`)."""
+        if not self.grow_only:
+            return
+        self.grow_only = False
+        pools = self.query_one_optional("#pools", PoolsPanel)
+        if pools is not None and self.snapshot is not None:
+            pools.snapshot = self.snapshot  # drawn again, fitted
+        self.show_why()
+
     def show_why(self) -> None:
         """The why of the event the log's selection is on (if it moved last), else of the
         current event: whole, wrapped, under the panels (the log cuts long ones)."""

@@ -131,3 +131,26 @@ async def test_a_frame_of_a_run_told_to_stop_is_not_shown_but_the_timeline_keeps
         assert app.snapshot is later and app.frames_applied == before + 1
         await pilot.press("space")
         await settle(pilot)
+
+
+async def test_fit_lets_go_of_what_a_run_kept_and_render_fits() -> None:
+    """After a run (its last frame included) heights only grow: a shorter why keeps its
+    blank lines. `fit` (what `render` does before its picture: a picture has no next step)
+    shows the why at its own height again, and frames are no longer grow-only."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await start_slow_run(pilot)
+        await pilot.press("space")
+        await settle(pilot)
+        screen = app.debugger
+        assert screen is not None and screen.grow_only
+        bar = screen.query_one("#why", Static)
+        set_text(bar, Text("a\nb\nc\nd\ne\nf"), wrap=True)  # a taller why, earlier in the run
+        screen.show_why()
+        shown = bar._pooltui_text.plain  # type: ignore[attr-defined]
+        assert shown.endswith("\n\n")  # the current why, kept at six lines
+        screen.fit()
+        await pilot.pause()
+        assert not screen.grow_only
+        assert bar._pooltui_text.plain == shown.rstrip("\n")  # type: ignore[attr-defined]
