@@ -39,15 +39,27 @@ class BlockOwner:
 
 
 class Cells(Sequence[int]):
-    """The owner number of every block of a pool, kept only for the blocks in use, so a
-    pool of a billion blocks costs what its used blocks cost. `cells[i]` is 0 for a free
-    block. Read-only: built once per snapshot, never changed after."""
+    """The owner number of every block of a pool (0: free), read from copies of the
+    ledger's per-block lists (first holder, cache entry; as long as the ids ever used) and
+    the owner number of each holder and entry: a pool of a billion blocks costs what its
+    used blocks cost, and a snapshot copies two lists (a memcpy) where a dict of the blocks
+    in use took an insertion per block. Read-only: built once per snapshot."""
 
-    __slots__ = ("_n", "_used")
+    __slots__ = ("_by_entry", "_by_hold", "_entry", "_n", "_owner")
 
-    def __init__(self, n: int, used: dict[int, int]) -> None:
+    def __init__(
+        self,
+        n: int,
+        owner: Sequence[int],
+        entry: Sequence[int],
+        by_hold: Mapping[int, int],
+        by_entry: Mapping[int, int],
+    ) -> None:
         self._n = n
-        self._used = used
+        self._owner = owner  # per block ever used: its first holder's hold id, or -1
+        self._entry = entry  # per block ever used: its cache entry's order, or -1
+        self._by_hold = by_hold  # hold id -> owner number
+        self._by_entry = by_entry  # entry order -> owner number
 
     def __len__(self) -> int:
         return self._n
@@ -58,23 +70,58 @@ class Cells(Sequence[int]):
     def __getitem__(self, i: slice) -> Sequence[int]: ...
     def __getitem__(self, i: int | slice) -> int | Sequence[int]:
         if isinstance(i, slice):
-            return tuple(self._used.get(j, 0) for j in range(*i.indices(self._n)))
+            return tuple(self._cell(j) for j in range(*i.indices(self._n)))
         if i < 0:
             i += self._n
         if not 0 <= i < self._n:
             raise IndexError(i)
-        return self._used.get(i, 0)
+        return self._cell(i)
+
+    def _cell(self, i: int) -> int:
+        if i >= len(self._owner):
+            return 0
+        hid = self._owner[i]
+        if hid >= 0:
+            return self._by_hold.get(hid, 0)
+        return self._by_entry.get(self._entry[i], 0)
+
+    def used(self) -> dict[int, int]:
+        """The blocks in use: block -> owner number."""
+        return {i: k for i in range(len(self._owner)) if (k := self._cell(i))}
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Cells):
-            return self._n == other._n and self._used == other._used
+            return len(self) == len(other) and self.used() == other.used()
         return tuple(self) == tuple(other) if isinstance(other, Sequence) else NotImplemented
 
     def __hash__(self) -> int:
-        return hash((self._n, tuple(sorted(self._used.items()))))
+        return hash((self._n, tuple(sorted(self.used().items()))))
 
     def __repr__(self) -> str:
-        return f"Cells({self._n}, {dict(sorted(self._used.items()))})"
+        return f"Cells({self._n}, {dict(sorted(self.used().items()))})"
+
+
+class Registered(AbstractSet[int]):
+    """The registered blocks, read from a copy of the ledger's per-block hashes (-1: not
+    registered): a snapshot copies a list where a set would take an entry per block.
+    Read-only."""
+
+    __slots__ = ("_hashes",)
+
+    def __init__(self, hashes: Sequence[int] = ()) -> None:
+        self._hashes = hashes
+
+    def __contains__(self, i: object) -> bool:
+        return type(i) is int and 0 <= i < len(self._hashes) and self._hashes[i] != -1
+
+    def __iter__(self) -> Iterator[int]:
+        return compress(range(len(self._hashes)), [h != -1 for h in self._hashes])
+
+    def __len__(self) -> int:
+        return len(self._hashes) - self._hashes.count(-1)
+
+    def __repr__(self) -> str:
+        return f"Registered({set(self)!r})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,29 +141,6 @@ class BlockInfo:
     registered: bool
     duplicate: bool
     landing: bool = False
-
-
-class BlockSet(AbstractSet[int]):
-    """Block ids as a byte per block (1: in the set), blocks 0 .. len(bits)-1. Read-only.
-    A snapshot of a pool of tens of thousands of blocks makes it in one C call where a
-    frozenset would make an int object per block."""
-
-    __slots__ = ("_bits",)
-
-    def __init__(self, bits: bytes = b"") -> None:
-        self._bits = bits
-
-    def __contains__(self, i: object) -> bool:
-        return type(i) is int and 0 <= i < len(self._bits) and self._bits[i] == 1
-
-    def __iter__(self) -> Iterator[int]:
-        return compress(range(len(self._bits)), self._bits)
-
-    def __len__(self) -> int:
-        return self._bits.count(1)
-
-    def __repr__(self) -> str:
-        return f"BlockSet({set(self)!r})"
 
 
 class BlockContents(Sequence[tuple[object, int]]):

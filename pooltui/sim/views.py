@@ -8,7 +8,6 @@ since looking must not draw).
 from __future__ import annotations
 
 import math
-from array import array
 from collections.abc import Sequence
 from typing import Literal
 
@@ -16,14 +15,13 @@ from pooltui.lang.exprs import normal
 from pooltui.sim import admit, blocks, members
 from pooltui.sim.engine import Engine
 from pooltui.sim.events import Event
-from pooltui.sim.ledger import NONE
+from pooltui.sim.ledger import CacheEntry
 from pooltui.sim.snapshot import (
     QUEUE_PLANNED,
     AttrValue,
     BlockContents,
     BlockMap,
     BlockOwner,
-    BlockSet,
     Cells,
     Counts,
     EntryView,
@@ -31,6 +29,7 @@ from pooltui.sim.snapshot import (
     LinkJobView,
     PoolView,
     QueueItemView,
+    Registered,
     ResidentView,
     SessionView,
     Snapshot,
@@ -98,8 +97,7 @@ def _new_hold_view(eng: Engine, sess: Session, h: Hold) -> HoldView:
     )
 
 
-def _entries(eng: Engine, p: PoolState) -> tuple[EntryView, ...]:
-    order = blocks.evict_order(eng, p)
+def _entries(eng: Engine, p: PoolState, order: Sequence[CacheEntry]) -> tuple[EntryView, ...]:
     out = []
     for rank, e in enumerate(order):
         sess = eng.s.live.get(e.sid)
@@ -166,47 +164,45 @@ def _queue(eng: Engine, p: PoolState) -> tuple[QueueItemView, ...]:
     return tuple(out)
 
 
-def _block_map(eng: Engine, p: PoolState, entries: tuple[EntryView, ...]) -> BlockMap | None:
+def _block_map(eng: Engine, p: PoolState, order: Sequence[CacheEntry]) -> BlockMap | None:
     if p.nblocks is None:
         return None
-    # Cells, counts and contents cover the ids ever used only: the rest are free.
+    # Per block, the figures cover the ids ever used only (the rest are free), as copies of
+    # the ledger's lists: a snapshot of 20,000 blocks copies them in C (a list's copy is a
+    # memcpy; an array's or a dict's was a conversion per block).
     L = p.ledger
     owners: list[BlockOwner] = []
-    cells: dict[int, int] = {}  # blocks in use only (see Cells)
     by_hold: dict[int, int] = {}
     landing: set[int] = set()
+    pools = eng.s.pools
     for sess in eng.s.live.values():
         for h in sess.holds:
-            if eng.s.pools[h.pool] is p and h.reloading:
+            if pools[h.pool] is not p:
+                continue
+            if h.reloading:
                 hit = (h.computed - h.reload_units) // p.block
                 landing.update(h.table.blocks[hit : h.computed // p.block])
-            if eng.s.pools[h.pool] is p and h.table.blocks:
+            if h.table.blocks:
                 owners.append(BlockOwner("hold", sess.name, sess.sid))
-                k = len(owners)
-                by_hold[h.key] = k
-                if not L.sharers:  # no block has two holders: every block is the hold's
-                    cells.update(dict.fromkeys(h.table.blocks, k))
-                    continue
-                for b in h.table.blocks:
-                    if L.owner[b] == h.key:  # a shared block's cell is its first holder's
-                        cells[b] = k
+                by_hold[h.key] = len(owners)  # a shared block's cell is its first holder's
     sharers = {b: tuple(by_hold[hid] for hid in L.holders(b)) for b in L.sharers}
-    for ev in entries:
-        owners.append(BlockOwner("cached", ev.session, ev.session_id, ev.rank))
-        k = len(owners)
-        cells.update(dict.fromkeys(ev.physical, k))
-    contents = BlockContents(tuple(L.bcontent), array("q", L.bidx))
-    registered = BlockSet(bytes(map(NONE.__ne__, L.bhash)))
+    by_entry: dict[int, int] = {}
+    for rank, e in enumerate(order):
+        alive = eng.s.live.get(e.sid)
+        name = alive.name if alive is not None else members.sid_name(eng, e.sid)
+        owners.append(BlockOwner("cached", name, e.sid, rank))
+        by_entry[e.order] = len(owners)
+    contents = BlockContents(tuple(L.bcontent), tuple(L.bidx))
     dups = frozenset(b for bs in L.more.values() for b in bs)  # later copies only
     return BlockMap(
         p.nblocks,
         p.block,
-        Cells(p.nblocks, cells),
+        Cells(p.nblocks, tuple(L.owner), tuple(L.bentry), by_hold, by_entry),
         tuple(owners),
-        array("i", L.ref),
+        tuple(L.ref),
         sharers,
         contents,
-        registered,
+        Registered(tuple(L.bhash)),
         dups,
         frozenset(landing),
     )
@@ -224,7 +220,8 @@ def _pool_view(
             if eng.s.pools[h.pool] is p and (h.table.blocks or not (h.queued or h.preempted)):
                 holds.append(_hold_view(eng, sess, h, made))
     holds.sort(key=lambda hv: hv.admit_order)
-    entries = _entries(eng, p)
+    order = blocks.evict_order(eng, p)
+    entries = _entries(eng, p, order)
     free: Number = p.nfree() * p.block if p.nblocks is not None else math.inf
     L = p.ledger
     return PoolView(
@@ -237,7 +234,7 @@ def _pool_view(
         p.cached * p.block,
         free,
         p.nblocks,
-        _block_map(eng, p, entries),
+        _block_map(eng, p, order),
         tuple(holds),
         entries,
         _queue(eng, p),

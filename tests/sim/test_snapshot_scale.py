@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pickle
 
-from pooltui.sim.snapshot import QUEUE_PLANNED, BlockContents, BlockSet
+from pooltui.sim.snapshot import QUEUE_PLANNED, BlockContents, Cells, Registered
 from tests.sim.helpers import sim_of
 
 # One seat, one block of 8 units: every hold but the admitted one waits.
@@ -79,14 +79,36 @@ def test_a_short_queue_is_planned_whole() -> None:
     assert longest == 5
 
 
-def test_block_set_is_a_set_of_block_ids() -> None:
-    s = BlockSet(bytes([0, 1, 1, 0, 1]))
+def test_registered_is_the_set_of_blocks_with_a_hash() -> None:
+    # Per block ever used, its hash or -1 (none): blocks 1, 2 and 4 are registered.
+    s = Registered((-1, 17, 3, -1, 99))
     assert 1 in s and 2 in s and 4 in s
     assert 0 not in s and 3 not in s and 5 not in s and -1 not in s and "1" not in s
     assert list(s) == [1, 2, 4] and len(s) == 3
     assert {1, 2} <= s and s == {1, 2, 4} and s == frozenset({1, 2, 4})
-    assert BlockSet() == frozenset() and len(BlockSet()) == 0
-    assert repr(s) == "BlockSet({1, 2, 4})"
+    assert Registered() == frozenset() and len(Registered()) == 0
+    assert repr(s) == "Registered({1, 2, 4})"
+
+
+def test_cells_read_a_blocks_owner_from_its_holder_or_its_entry() -> None:
+    # Six blocks, five ever used. Hold 3 (owner 1) holds blocks 0 and 3 (its first holder);
+    # entry 0 (owner 2) caches block 1, entry 2 (owner 3) block 4; block 2 is free (neither);
+    # block 5 was never used: free.
+    cells = Cells(6, (3, -1, -1, 3, -1), (-1, 0, -1, -1, 2), {3: 1}, {0: 2, 2: 3})
+    assert len(cells) == 6
+    assert list(cells) == [1, 2, 0, 1, 3, 0]
+    assert cells[-1] == 0 and cells[1:4] == (2, 0, 1)
+    assert cells.used() == {0: 1, 1: 2, 3: 1, 4: 3}
+    assert cells == [1, 2, 0, 1, 3, 0]
+    assert cells == Cells(6, (3, -1, -1, 3, -1, -1), (-1, 0, -1, -1, 2, -1), {3: 1}, {0: 2, 2: 3})
+    assert cells != Cells(6, (3, -1, -1, 3, -1), (-1, 0, -1, -1, 2), {3: 1}, {0: 2, 2: 1})
+    assert repr(cells) == "Cells(6, {0: 1, 1: 2, 3: 1, 4: 3})"
+    try:
+        cells[6]
+    except IndexError:
+        pass
+    else:
+        raise AssertionError("block 6 of 6 read")
 
 
 def test_block_contents_reads_as_pairs() -> None:
