@@ -70,12 +70,26 @@ class Cells(Sequence[int]):
     def __getitem__(self, i: slice) -> Sequence[int]: ...
     def __getitem__(self, i: int | slice) -> int | Sequence[int]:
         if isinstance(i, slice):
-            return tuple(self._cell(j) for j in range(*i.indices(self._n)))
+            start, stop, step = i.indices(self._n)
+            if step != 1:
+                return tuple(self._cell(j) for j in range(start, stop, step))
+            return self._run(start, stop)
         if i < 0:
             i += self._n
         if not 0 <= i < self._n:
             raise IndexError(i)
         return self._cell(i)
+
+    def _run(self, start: int, stop: int) -> tuple[int, ...]:
+        """Blocks [start, stop) at once (a row of the block map): one pass over the slices."""
+        if stop <= start:
+            return ()
+        hold, entry = self._by_hold.get, self._by_entry.get
+        used = [
+            hold(o, 0) if o >= 0 else entry(e, 0)
+            for o, e in zip(self._owner[start:stop], self._entry[start:stop], strict=True)
+        ]
+        return (*used, *(0,) * (stop - start - len(used)))
 
     def _cell(self, i: int) -> int:
         if i >= len(self._owner):

@@ -97,7 +97,8 @@ def test_cells_read_a_blocks_owner_from_its_holder_or_its_entry() -> None:
     cells = Cells(6, (3, -1, -1, 3, -1), (-1, 0, -1, -1, 2), {3: 1}, {0: 2, 2: 3})
     assert len(cells) == 6
     assert list(cells) == [1, 2, 0, 1, 3, 0]
-    assert cells[-1] == 0 and cells[1:4] == (2, 0, 1)
+    assert cells[-1] == 0 and cells[1:4] == (2, 0, 1) and cells[3:6] == (1, 3, 0)
+    assert cells[::2] == (1, 0, 3) and cells[4:2] == ()
     assert cells.used() == {0: 1, 1: 2, 3: 1, 4: 3}
     assert cells == [1, 2, 0, 1, 3, 0]
     assert cells == Cells(6, (3, -1, -1, 3, -1, -1), (-1, 0, -1, -1, 2, -1), {3: 1}, {0: 2, 2: 3})

@@ -195,22 +195,21 @@ class BlockMapView(ScrollView, can_focus=True):
         end = min(start + cols, blocks.nblocks)
         gutter_style = Style(color=pal.muted, bgcolor=pal.background)
         segments = [Segment(f"{start:>{GUTTER - 1}} ", gutter_style)]
-        cells = blocks.cells
+        cells = blocks.cells[start:end]  # the row's blocks read at once
         marks = self._all_marks()
         if cell != CELL:
             return self._wide_row(segments, start, end, cell, marks, width)
         # Group runs of equal cells into one segment: few segments per row.
-        run_k = cells[start]
+        run_k = cells[0]
         run_len = 0
-        for i in range(start, end):
-            k = cells[i]
+        for i, k in enumerate(cells, start):
             if marks and i in marks:
                 if run_len:
                     style, glyph = self._owner_style(run_k)
                     segments.append(Segment(glyph * run_len, style))
                     run_len = 0
                 segments.append(self._marked(i, k))
-                run_k = cells[i + 1] if i + 1 < end else k
+                run_k = cells[i + 1 - start] if i + 1 < end else k
                 continue
             if k != run_k and run_len:
                 style, glyph = self._owner_style(run_k)
