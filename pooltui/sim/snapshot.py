@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from itertools import compress
-from typing import Literal, overload
+from typing import Literal, NamedTuple, overload
 
 from pooltui.lang.ir import Span
 from pooltui.sim.events import Event
@@ -28,8 +28,7 @@ QUEUE_PLANNED = 200
 AttrValue = Number | str | tuple[Number | str, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class BlockOwner:
+class BlockOwner(NamedTuple):  # made in bulk: see QueueItemView
     """Who a physical block belongs to: a hold (allocated) or a cache entry (cached)."""
 
     kind: Literal["hold", "cached"]
@@ -266,8 +265,7 @@ class BlockMap:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class HoldView:
+class HoldView(NamedTuple):  # made in bulk: see QueueItemView
     session: str
     session_id: int
     pool: str  # member label
@@ -299,9 +297,11 @@ class EntryView:
     spilled: bool = False  # landed here by a spill
 
 
-@dataclass(frozen=True, slots=True)
-class QueueItemView:
-    """A waiting hold, in selection order (position 0 is the next one tried)."""
+class QueueItemView(NamedTuple):
+    """A waiting hold, in selection order (position 0 is the next one tried). A named
+    tuple, not a frozen dataclass like most views: a snapshot makes one per queued hold
+    (thousands), and a frozen dataclass's `__init__` costs five times a tuple's (so do
+    the other views a snapshot makes in bulk: owners, holds, residents)."""
 
     session: str
     session_id: int
@@ -344,8 +344,7 @@ class PoolView:
     shared: int = 0  # blocks held by more than one hold
 
 
-@dataclass(frozen=True, slots=True)
-class ResidentView:
+class ResidentView(NamedTuple):  # made in bulk: see QueueItemView
     session: str
     session_id: int
     phase: Literal["prefill", "decode", "recompute", "waiting"]
