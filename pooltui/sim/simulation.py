@@ -150,8 +150,9 @@ class Simulation:
         self._attrs_made: AttrsMade = {}
         self._sessions_made: SessionsMade = {}
         # Asked between two frames (about 64 KB) of a checkpoint's pickle whether to give it
-        # up (then it is taken at a later move): the debugger sets it while a run goes, so
-        # a pause is never kept waiting by a big state's checkpoint.
+        # up (then it is taken at a later move), and before compressing the newest one
+        # (then it is compressed at a later move): the debugger sets it while a run goes,
+        # so a pause is never kept waiting by a big state's checkpoint.
         self.abandon_checkpoint: Callable[[], bool] | None = None
         self._ckpt_given_up = False  # one was given up in this move: no other till the next
         self._ckpt_due = 0.0  # thread time before which no costly checkpoint is taken
@@ -216,6 +217,9 @@ class Simulation:
     def _compress_last(self) -> None:
         """The newest checkpoint compressed, if it is not yet."""
         if not self._ckpt_raw:
+            return
+        stop = self.abandon_checkpoint
+        if stop is not None and stop():  # a pause waits: compressed at a later move
             return
         self._ckpt_raw = False
         began = time.thread_time()

@@ -231,6 +231,7 @@ def test_a_checkpoint_given_up_half_written_is_taken_at_a_later_move() -> None:
         asked.append(True)
         return True
 
+    sim._compress_last()  # the first checkpoint's compression asks too (see below)
     sim.abandon_checkpoint = stop
     taken = len(sim._ckpt)
     # One move of 40 events (a checkpoint would be due every 10): given up once, not
@@ -248,3 +249,28 @@ def test_a_checkpoint_given_up_half_written_is_taken_at_a_later_move() -> None:
     other = sim_of(draws_spec())
     other.run(events=41)
     assert list(sim.events)[:41] == list(other.events)[:41]
+
+
+def test_the_newest_checkpoint_is_compressed_at_a_later_move_while_a_pause_waits() -> None:
+    # A checkpoint is pickled in its move and compressed at the next (one C call, ~15 ms
+    # for a full GPU's state): while `abandon_checkpoint` says a pause waits, that next
+    # move leaves it as a plain pickle (a pickle begins with 0x80; zlib never does), which
+    # going back reads as well; the move after the pause compresses it.
+    from pooltui.sim import Simulation
+    from tests.sim.helpers import compile_spec
+
+    sim = Simulation(compile_spec(draws_spec()), checkpoint_every=10)
+    assert sim.skip(12) == 12  # a checkpoint at event 10, not compressed yet
+    assert sim._ckpt_at[-1] == 10 and sim._ckpt[-1][:1] == b"\x80"
+    sim.abandon_checkpoint = lambda: True
+    assert sim.step() is not None
+    assert sim._ckpt[-1][:1] == b"\x80"  # left plain
+    fresh = sim_of(draws_spec())
+    fresh.run(events=11)
+    sim.goto(10)  # from the plain checkpoint
+    assert comparable(sim.snapshot()) == comparable(fresh.snapshot())
+    sim.abandon_checkpoint = None
+    assert sim.step() is not None
+    assert sim._ckpt[-1][:1] != b"\x80"  # compressed now
+    sim.goto(10)
+    assert comparable(sim.snapshot()) == comparable(fresh.snapshot())
