@@ -39,24 +39,31 @@ class BlockOwner(NamedTuple):  # made in bulk: see QueueItemView
 
 class Cells(Sequence[int]):
     """The owner number of every block of a pool (0: free), read from copies of the
-    ledger's per-block lists (first holder, cache entry; as long as the ids ever used) and
-    the owner number of each holder and entry: a pool of a billion blocks costs what its
-    used blocks cost, and a snapshot copies two lists (a memcpy) where a dict of the blocks
-    in use took an insertion per block. Read-only: built once per snapshot."""
+    ledger's per-block lists (as long as the ids ever used) and the owner number of each
+    holder and entry: a pool of a billion blocks costs what its used blocks cost, and a
+    snapshot copies a few lists (a memcpy each) where a dict of the blocks in use took an
+    insertion per block. A held block (count > 0) is its first holder's; a cached one
+    (count 0, registered) its entry's. The ledger does not clear a block's holder or
+    entry when it stops being held or cached: they are read only where they hold.
+    Read-only: built once per snapshot."""
 
-    __slots__ = ("_by_entry", "_by_hold", "_entry", "_n", "_owner")
+    __slots__ = ("_by_entry", "_by_hold", "_counts", "_entry", "_hashes", "_n", "_owner")
 
     def __init__(
         self,
         n: int,
         owner: Sequence[int],
         entry: Sequence[int],
+        counts: Sequence[int],
+        hashes: Sequence[int],
         by_hold: Mapping[int, int],
         by_entry: Mapping[int, int],
     ) -> None:
         self._n = n
-        self._owner = owner  # per block ever used: its first holder's hold id, or -1
-        self._entry = entry  # per block ever used: its cache entry's order, or -1
+        self._owner = owner  # per block ever used: its first holder's hold id
+        self._entry = entry  # per block ever used: its cache entry's order
+        self._counts = counts  # per block ever used: its reference count
+        self._hashes = hashes  # per block ever used: its hash, -1 when not registered
         self._by_hold = by_hold  # hold id -> owner number
         self._by_entry = by_entry  # entry order -> owner number
 
@@ -85,22 +92,29 @@ class Cells(Sequence[int]):
             return ()
         hold, entry = self._by_hold.get, self._by_entry.get
         used = [
-            hold(o, 0) if o >= 0 else entry(e, 0)
-            for o, e in zip(self._owner[start:stop], self._entry[start:stop], strict=True)
+            hold(o, 0) if c > 0 else entry(e, 0) if h != -1 else 0
+            for o, e, c, h in zip(
+                self._owner[start:stop],
+                self._entry[start:stop],
+                self._counts[start:stop],
+                self._hashes[start:stop],
+                strict=True,
+            )
         ]
         return (*used, *(0,) * (stop - start - len(used)))
 
     def _cell(self, i: int) -> int:
-        if i >= len(self._owner):
+        if i >= len(self._counts):
             return 0
-        hid = self._owner[i]
-        if hid >= 0:
-            return self._by_hold.get(hid, 0)
-        return self._by_entry.get(self._entry[i], 0)
+        if self._counts[i] > 0:
+            return self._by_hold.get(self._owner[i], 0)
+        if self._hashes[i] != -1:
+            return self._by_entry.get(self._entry[i], 0)
+        return 0
 
     def used(self) -> dict[int, int]:
         """The blocks in use: block -> owner number."""
-        return {i: k for i in range(len(self._owner)) if (k := self._cell(i))}
+        return {i: k for i in range(len(self._counts)) if (k := self._cell(i))}
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Cells):

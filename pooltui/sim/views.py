@@ -194,15 +194,16 @@ def _block_map(eng: Engine, p: PoolState, order: Sequence[CacheEntry]) -> BlockM
         by_entry[e.order] = len(owners)
     contents = BlockContents(tuple(L.bcontent), tuple(L.bidx))
     dups = frozenset(b for bs in L.more.values() for b in bs)  # later copies only
+    counts, hashes = tuple(L.ref), tuple(L.bhash)
     return BlockMap(
         p.nblocks,
         p.block,
-        Cells(p.nblocks, tuple(L.owner), tuple(L.bentry), by_hold, by_entry),
+        Cells(p.nblocks, tuple(L.owner), tuple(L.bentry), counts, hashes, by_hold, by_entry),
         tuple(owners),
-        tuple(L.ref),
+        counts,
         sharers,
         contents,
-        Registered(tuple(L.bhash)),
+        Registered(hashes),
         dups,
         frozenset(landing),
     )

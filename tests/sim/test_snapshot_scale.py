@@ -91,18 +91,24 @@ def test_registered_is_the_set_of_blocks_with_a_hash() -> None:
 
 
 def test_cells_read_a_blocks_owner_from_its_holder_or_its_entry() -> None:
-    # Six blocks, five ever used. Hold 3 (owner 1) holds blocks 0 and 3 (its first holder);
-    # entry 0 (owner 2) caches block 1, entry 2 (owner 3) block 4; block 2 is free (neither);
+    # Six blocks, five ever used. Hold 3 (owner 1) holds blocks 0 and 3 (count > 0: its
+    # first holder's); entry 0 (owner 2) caches block 1 and entry 2 (owner 3) block 4
+    # (count 0, registered: its entry's); block 2 is free (count 0, not registered), its
+    # holder and entry left from before (the ledger does not clear them): still free;
     # block 5 was never used: free.
-    cells = Cells(6, (3, -1, -1, 3, -1), (-1, 0, -1, -1, 2), {3: 1}, {0: 2, 2: 3})
+    owner, entry = (3, 7, 3, 3, 7), (0, 0, 0, 2, 2)
+    counts, hashes = (1, 0, 0, 2, 0), (11, 12, -1, 13, 14)
+    cells = Cells(6, owner, entry, counts, hashes, {3: 1}, {0: 2, 2: 3})
     assert len(cells) == 6
     assert list(cells) == [1, 2, 0, 1, 3, 0]
     assert cells[-1] == 0 and cells[1:4] == (2, 0, 1) and cells[3:6] == (1, 3, 0)
     assert cells[::2] == (1, 0, 3) and cells[4:2] == ()
     assert cells.used() == {0: 1, 1: 2, 3: 1, 4: 3}
     assert cells == [1, 2, 0, 1, 3, 0]
-    assert cells == Cells(6, (3, -1, -1, 3, -1, -1), (-1, 0, -1, -1, 2, -1), {3: 1}, {0: 2, 2: 3})
-    assert cells != Cells(6, (3, -1, -1, 3, -1), (-1, 0, -1, -1, 2), {3: 1}, {0: 2, 2: 1})
+    # The same blocks with a sixth id used since and freed again: the same cells.
+    same = Cells(6, (*owner, 5), (*entry, 9), (*counts, 0), (*hashes, -1), {3: 1}, {0: 2, 2: 3})
+    assert cells == same
+    assert cells != Cells(6, owner, entry, counts, hashes, {3: 1}, {0: 2, 2: 1})
     assert repr(cells) == "Cells(6, {0: 1, 1: 2, 3: 1, 4: 3})"
     try:
         cells[6]
