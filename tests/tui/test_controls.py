@@ -7,10 +7,12 @@ Event numbers refer to the fake's script (tests/tui/fakesim.py): chat[i] arrives
 
 from __future__ import annotations
 
+from rich.color import Color
 from textual.binding import Binding
 from textual.widgets import Input, Static, TabbedContent
 
 from pooltui.tui.app import PoolApp
+from pooltui.tui.colors import dimmed_hex
 from pooltui.tui.debugger import DebuggerScreen
 from pooltui.tui.screens import (
     BreakpointsScreen,
@@ -458,6 +460,32 @@ async def test_theme_change_recolours() -> None:
         assert app.palette != dark
         await keys(pilot, "n")
         assert app.screen.query_one(BlockMapView).palette == app.palette
+
+
+async def test_a_theme_change_recolours_the_styles_kept_across_snapshots() -> None:
+    # The block map keeps each owner's style from one snapshot to the next (by session
+    # and rank); a cached block's colour is its session's faded towards the background
+    # (colors.dimmed_hex), so a theme with another background must give it another one,
+    # at the same event, without a step.
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        for _ in range(80):
+            assert app.snapshot is not None
+            if app.snapshot.pools[0].entries:
+                break
+            await keys(pilot, "n")
+        blocks = app.snapshot.pools[0].blocks
+        assert blocks is not None
+        k = next(c for c in blocks.cells if c and blocks.owners[c - 1].kind == "cached")
+        sid = blocks.owners[k - 1].session_id
+        view = app.screen.query_one(BlockMapView)
+        for theme in ("textual-dark", "textual-light"):
+            app.theme = theme
+            await pilot.pause()
+            style, _ = view._owner_style(k)
+            assert style.bgcolor == Color.parse(dimmed_hex(sid, app.palette.background))
+        assert Color.parse(dimmed_hex(sid, "#000000")) != Color.parse(dimmed_hex(sid, "#ffffff"))
 
 
 async def test_clicking_a_session_name_inspects_it() -> None:

@@ -16,13 +16,14 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from pooltui.sim.snapshot import PoolView
+from pooltui.sim.snapshot import BlockOwner, PoolView
 from pooltui.tui.colors import Palette, contrast_text, dimmed_hex, on, rank_glyph, session_hex
 from pooltui.tui.widgets.sharing import shared_blocks, shared_cell
 
 CELL = 2  # characters per block: a square-ish cell (big pools)
 GUTTER = 7  # the block index of each row's first cell
 WIDE_MAX = 8  # widest cell of a small pool
+OWNER_STYLES_KEPT = 4096  # owners' styles kept across snapshots, then made again
 WIDE_ROWS = 16  # a small pool spreads over at most this many rows of wide cells
 
 
@@ -56,7 +57,8 @@ class BlockMapView(ScrollView, can_focus=True):
         self.palette = Palette()
         self._generation = 0
         self._cache: LRUCache[tuple[int, int, int], Strip] = LRUCache(1024)
-        self._styles: dict[int, tuple[Style, str]] = {}
+        self._styles: dict[int, tuple[Style, str]] = {}  # by owner number: this snapshot's
+        self._owner_styles: dict[tuple[bool, int, int | None], tuple[Style, str]] = {}
         self._cell_key: tuple[int, int] = (-1, -1)
         self._cell = CELL
         self._marks: tuple[int, frozenset[int]] = (-1, frozenset())
@@ -78,6 +80,7 @@ class BlockMapView(ScrollView, can_focus=True):
     def set_palette(self, palette: Palette) -> None:
         if palette != self.palette:
             self.palette = palette
+            self._owner_styles.clear()
             self._invalidate()
 
     def watch_selected(self) -> None:
@@ -151,18 +154,26 @@ class BlockMapView(ScrollView, can_focus=True):
             result = (Style(color=pal.free, bgcolor=pal.background), "· ")
         else:
             owner = self.pool.blocks.owners[k - 1]
-            if owner.kind == "hold":
-                colour = session_hex(owner.session_id)
-                result = (Style(color=contrast_text(colour), bgcolor=colour), "  ")
-            else:
-                colour = dimmed_hex(owner.session_id, pal.background)
-                glyph = rank_glyph(owner.rank)
-                result = (
-                    Style(color=contrast_text(colour), bgcolor=colour, dim=False),
-                    glyph + " ",
-                )
+            # Kept across snapshots (an owner's number is a snapshot's; its session and
+            # rank are not): the same Style objects, so the strips' caches downstream
+            # hit too, and a frame makes no Style per owner.
+            key = (owner.kind == "hold", owner.session_id, owner.rank)
+            made = self._owner_styles.get(key)
+            if made is None:
+                if len(self._owner_styles) >= OWNER_STYLES_KEPT:
+                    self._owner_styles.clear()
+                made = self._owner_styles[key] = self._new_owner_style(owner)
+            result = made
         self._styles[k] = result
         return result
+
+    def _new_owner_style(self, owner: BlockOwner) -> tuple[Style, str]:
+        if owner.kind == "hold":
+            colour = session_hex(owner.session_id)
+            return Style(color=contrast_text(colour), bgcolor=colour), "  "
+        colour = dimmed_hex(owner.session_id, self.palette.background)
+        glyph = rank_glyph(owner.rank)
+        return Style(color=contrast_text(colour), bgcolor=colour, dim=False), glyph + " "
 
     def _line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
