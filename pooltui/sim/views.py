@@ -164,7 +164,10 @@ def _queue(eng: Engine, p: PoolState) -> tuple[QueueItemView, ...]:
     return tuple(out)
 
 
-def _block_map(eng: Engine, p: PoolState, order: Sequence[CacheEntry]) -> BlockMap | None:
+def _block_map(
+    eng: Engine, p: PoolState, order: Sequence[CacheEntry], entries: tuple[EntryView, ...]
+) -> BlockMap | None:
+    """`entries`: the views of `order`'s entries, in that order (first to go first)."""
     if p.nblocks is None:
         return None
     # Per block, the figures cover the ids ever used only (the rest are free), as copies of
@@ -187,10 +190,8 @@ def _block_map(eng: Engine, p: PoolState, order: Sequence[CacheEntry]) -> BlockM
                 by_hold[h.key] = len(owners)  # a shared block's cell is its first holder's
     sharers = {b: tuple(by_hold[hid] for hid in L.holders(b)) for b in L.sharers}
     by_entry: dict[int, int] = {}
-    for rank, e in enumerate(order):
-        alive = eng.s.live.get(e.sid)
-        name = alive.name if alive is not None else members.sid_name(eng, e.sid)
-        owners.append(BlockOwner("cached", name, e.sid, rank))
+    for e, ev in zip(order, entries, strict=True):
+        owners.append(BlockOwner("cached", ev.session, ev.session_id, ev.rank))
         by_entry[e.order] = len(owners)
     contents = BlockContents(tuple(L.bcontent), tuple(L.bidx))
     dups = frozenset(b for bs in L.more.values() for b in bs)  # later copies only
@@ -235,7 +236,7 @@ def _pool_view(
         p.cached * p.block,
         free,
         p.nblocks,
-        _block_map(eng, p, order),
+        _block_map(eng, p, order, entries),
         tuple(holds),
         entries,
         _queue(eng, p),
