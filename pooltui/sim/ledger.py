@@ -86,8 +86,11 @@ class Ledger:
         self.bhash: list[int] = []  # NONE when not registered
         self.bcontent: list[Content | None] = []  # whose content it holds (None when free)
         self.bidx: list[int] = []  # its block index in that content's chain
-        self.bentry: list[int] = []  # the entry (order) of a cached block, else NONE
-        self.owner: list[int] = []  # first holder (hold id), NONE when count is 0
+        # owner and bentry say something only while the block is held (count >= 1) or
+        # cached (count 0, registered) respectively; otherwise they keep a stale value
+        # (not cleared block by block: a store per block of each release and eviction).
+        self.bentry: list[int] = []  # the entry (order) of a cached block
+        self.owner: list[int] = []  # first holder (hold id) of a held block
         self.sharers: dict[int, dict[int, None]] = {}  # block -> other holders, in order
         # hash -> its first registered copy; `more`: hash -> the later copies, in
         # registration order, for the hashes that have more than one (few: an int per
@@ -262,7 +265,6 @@ class Ledger:
                     leaving[order] = {b}
                 else:
                     got.add(b)
-                bentry[b] = NONE
                 owner[b] = ho
                 ref[b] = 1
             else:
@@ -355,14 +357,13 @@ class Ledger:
         table, bhash = self.table, cast("list[object]", self.bhash)
         for b, h in zip(ids, cast("list[object]", hs), strict=True):
             bhash[b] = h  # (bcontent, bidx were set when t took it)
-        if table.keys().isdisjoint(hs):  # no copies: made in bulk
-            table.update(zip(hs, ids, strict=True))
-        else:
+        # One pass in C: each hash not registered yet gets b as its first copy; firsts
+        # says, per block, the first copy its hash has now (b itself, or an older copy).
+        firsts = list(map(table.setdefault, hs, ids))
+        if firsts != ids:  # copies: appended after the first, in registration order
             more = self.more
-            for b, h in zip(ids, hs, strict=True):
-                if h not in table:
-                    table[h] = b
-                else:
+            for b, h, first in zip(ids, hs, firsts, strict=True):
+                if first != b:
                     copies = more.get(h)
                     if copies is None:
                         more[h] = [b]
@@ -473,9 +474,8 @@ class Ledger:
             kept = blocks[:nreg] if nreg < n else blocks
         if kept:
             bentry, order = cast("list[object]", self.bentry), cast(object, e.order)
-            for b in kept:
+            for b in kept:  # (owner goes stale: a cached block has none)
                 ref[b] = 0
-                owner[b] = NONE
                 bentry[b] = order
             e.blocks = kept
             self.cached += len(kept)
@@ -583,7 +583,7 @@ class Ledger:
         out = eb[cut:]
         out.reverse()  # tail first
         del eb[cut:]
-        table, bhash, bentry, bcontent = self.table, self.bhash, self.bentry, self.bcontent
+        table, bhash, bcontent = self.table, self.bhash, self.bcontent
         if self.track:
             self.th.update([bhash[b] for b in out])
         self.epoch += 1
@@ -599,18 +599,17 @@ class Ledger:
             dirty, epoch = self.dirty, self.epoch
             for b in out:
                 dirty[bhash[b] >> BUCKET] = epoch
+        # (bentry goes stale: a free block has none; `Ledger.bentry`)
         if self.dups == 0:  # every hash has one copy: the evicted block
             hashes, tab = cast("list[object]", bhash), cast("dict[object, int]", table)
             for b in out:
                 del tab[hashes[b]]
                 bhash[b] = NONE
-                bentry[b] = NONE
                 bcontent[b] = None
         else:
             for b in out:
                 self.drop_copy(bhash[b], b)
                 bhash[b] = NONE
-                bentry[b] = NONE
                 bcontent[b] = None
         self.dirtied()
         self.cached -= n

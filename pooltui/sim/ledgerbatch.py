@@ -55,8 +55,7 @@ def one_more_each(L: Ledger, tables: list[Table]) -> list[tuple[int, int, int, i
                 L.drop_copy(h, b)
             else:
                 del table[h]
-            bhash[b] = NONE
-            bentry[b] = NONE
+            bhash[b] = NONE  # (bentry goes stale, as `evict_ids` leaves it)
             if len(dirty) > DIRTY_LIMIT:
                 L.dirtied()
             L.cached -= 1

@@ -67,10 +67,8 @@ def check(ledger: Ledger, holds: Iterable[Table]) -> str | None:
         else:
             if b in holders:
                 return f"block {b}: count {r}, but {len(holders[b])} tables hold it"
-            if owner[b] != NONE or b in sharers:
-                recorded = [] if owner[b] == NONE else [owner[b]]
-                recorded += sharers.get(b, {})
-                return f"block {b}: holders {recorded}, but [] hold it"
+            if b in sharers:  # (its owner is stale: it says nothing at count 0)
+                return f"block {b}: holders {list(sharers[b])}, but [] hold it"
             if h != NONE:
                 cached += 1
         if h != NONE and content_broken is None:
@@ -172,8 +170,8 @@ class Shadow:
         # The tables' lengths as the ledger's holders give them (a sound ledger: each table
         # holding blocks is named once by each of its blocks), so a shadow needs no tables.
         tlen: dict[int, int] = {}
-        for hid in L.owner:
-            if hid != NONE:
+        for hid, r in zip(L.owner, L.ref, strict=True):
+            if r > 0:  # (a block at count 0 has a stale owner)
                 tlen[hid] = tlen.get(hid, 0) + 1
         for more in L.sharers.values():
             for hid in more:
@@ -311,7 +309,6 @@ def _blocks(L: Ledger, sh: Shadow, tables: Tables) -> str | None:
                 code = r * 2 + 1
             else:
                 code = r * 2
-            o = bentry[b]
             if r > 0:
                 # A table that holds blocks is kept by hold id (checked a hold of this
                 # pool when it came to hold them); any other is asked for.
@@ -330,17 +327,13 @@ def _blocks(L: Ledger, sh: Shadow, tables: Tables) -> str | None:
                         return f"block {b}: count {r}, but {1 + len(more)} tables hold it"
                 elif r != 1:
                     return f"block {b}: count {r}, but 1 tables hold it"
-                if o != NONE:
-                    return f"entry {o} lists block {b}, which is not cached"
+                # (its entry is stale: an entry listing it is the entries' check's)
             else:
-                if r < 0 or owner[b] != NONE or b in sharers:
+                if r < 0 or b in sharers:  # (the owner of a block at count 0 is stale)
                     others = list(sharers.get(b, ()))
-                    return f"block {b}: count {r}, but holders {[owner[b], *others]}"
-                if h != NONE:
-                    if o not in entries:
-                        return f"entry {o} of cached block {b} does not exist"
-                elif o != NONE:
-                    return f"entry {o} lists block {b}, which is not cached"
+                    return f"block {b}: count {r}, but holders {others}"
+                if h != NONE and bentry[b] not in entries:
+                    return f"entry {bentry[b]} of cached block {b} does not exist"
             old = seen[b]
             if old != code:
                 seen[b] = code
