@@ -106,13 +106,14 @@ class EventLog(Sequence[Event]):
         span: Span | None,
         data: tuple[tuple[str, Any], ...],
     ) -> None:
-        """Append the next event (its index is the log's length)."""
-        self._times.append(time)
+        """Append the next event (its index is the log's length). Its time goes in last:
+        the log's length is what a reader on another thread trusts, so every other part of
+        the event is in place before the length counts it."""
+        index = len(self._times)
         code = self._moment_code.get(moment)
         if code is None:
             code = self._moment_code[moment] = len(self._moment_names)
             self._moment_names.append(moment)
-        self._moments.append(code)
         sno = -1
         if span is not None:
             sno = self._span_no.get(id(span), -1)
@@ -122,7 +123,7 @@ class EventLog(Sequence[Event]):
         if len(why) > self._widest:
             self._widest = len(why)
             self._widths.append(len(why))  # before its index: a reader bisects the indices
-            self._widest_at.append(len(self._times) - 1)
+            self._widest_at.append(index)
         tail = self._tail
         tail.append(
             (why, session, session_id, session_class, pool, stage, others, units, blocks, sno, data)
@@ -130,6 +131,8 @@ class EventLog(Sequence[Event]):
         if len(tail) >= self._chunk:
             self._chunks.append(_pack(tail))
             self._tail = []
+        self._moments.append(code)
+        self._times.append(time)
 
     def append(self, ev: Event) -> None:
         """Append an `Event` (its index must be the log's length)."""
