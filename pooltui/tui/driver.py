@@ -30,7 +30,7 @@ from pooltui.tui.breakpoints import BreakpointSet, Hit, truthy
 
 SAMPLES = 1024  # the timeline's samples: about this many over the run so far
 FRAME_INTERVAL = 0.05  # at most ~20 frames a second while running
-FRAME_SHARE = 6  # frames (built and drawn) take at most 1/(1+FRAME_SHARE) of a run
+FRAME_SHARE = 9  # frames (built and drawn) take at most 1/(1+FRAME_SHARE) of a run
 BATCH_SECONDS = 0.001  # a continue checks for a pause about this often
 MAX_BATCH = 1 << 16
 Number = int | float
@@ -332,7 +332,7 @@ class Controller:
         # screen never queues up frames (and keys) behind a fast run. A frame costly to
         # build (a big pool's snapshot) or to draw (the screen's CPU time per frame, which
         # the app measures) spaces the next ones out, so frames take at most about a
-        # seventh of the time: the GIL serializes the screen's work with the simulation's.
+        # tenth of the time: the GIL serializes the screen's work with the simulation's.
         # That spacing is in this thread's CPU time (a busy machine stretches wall time).
         if (
             now - last >= FRAME_INTERVAL
