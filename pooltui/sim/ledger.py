@@ -386,14 +386,14 @@ class Ledger:
         blocks: list[object] = t.blocks  # type: ignore[assignment]  # (by NONE: objects)
         hashes: list[object] = self.bhash  # type: ignore[assignment]
         table: dict[object, object] = self.table  # type: ignore[assignment]
-        bo = blocks[t.nreg]
+        b, bo = t.blocks[t.nreg], blocks[t.nreg]  # the block, and the same as an object
         ho: object = h  # boxed once
-        hashes[t.blocks[t.nreg]] = ho
+        hashes[b] = ho
         t.nreg += 1
         if ho not in table:
             table[ho] = bo
             return 0
-        self.more.setdefault(h, []).append(t.blocks[t.nreg - 1])
+        self.more.setdefault(h, []).append(b)
         self.dups += 1
         self.dup_registrations += 1
         return 1

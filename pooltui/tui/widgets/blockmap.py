@@ -6,6 +6,8 @@ Only the visible rows are rendered (`render_line`), and each row's strip is cach
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
@@ -209,7 +211,7 @@ class BlockMapView(ScrollView, can_focus=True):
         cells = blocks.cells[start:end]  # the row's blocks read at once
         marks = self._all_marks()
         if cell != CELL:
-            return self._wide_row(segments, start, end, cell, marks, width)
+            return self._wide_row(segments, start, cells, cell, marks, width)
         # Group runs of equal cells into one segment: few segments per row.
         run_k = cells[0]
         run_len = 0
@@ -240,16 +242,15 @@ class BlockMapView(ScrollView, can_focus=True):
         self,
         segments: list[Segment],
         start: int,
-        end: int,
+        cells: Sequence[int],
         cell: int,
         marks: frozenset[int] | set[int],
         width: int,
     ) -> Strip:
-        """A row of a small pool: one tile per block, a gap between tiles."""
+        """A row of a small pool (`cells`: its blocks', from block `start`): one tile per
+        block, a gap between tiles."""
         blank = Style(bgcolor=self.palette.background)
-        cells = self.pool.blocks.cells if self.pool is not None and self.pool.blocks else ()
-        for i in range(start, end):
-            k = cells[i]
+        for i, k in enumerate(cells, start):
             if i in marks:
                 seg = self._marked(i, k)
                 style, text = seg.style or blank, seg.text
@@ -260,7 +261,7 @@ class BlockMapView(ScrollView, can_focus=True):
                 text = "[" + " " * (cell - 3) + "]"
             segments.append(Segment(text[: cell - 1].ljust(cell - 1), style))
             segments.append(Segment(" ", blank))
-        used = GUTTER + (end - start) * cell
+        used = GUTTER + len(cells) * cell
         if used < width:
             segments.append(Segment(" " * (width - used), blank))
         return Strip(segments, max(width, used))
