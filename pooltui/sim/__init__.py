@@ -23,6 +23,7 @@ replayed; `Simulation` is not thread-safe: one thread drives it at a time.
 
 from typing import TYPE_CHECKING, Any
 
+from pooltui.sim.collector import hold_collector, release_collector
 from pooltui.sim.compiled import build_label
 from pooltui.sim.eventlog import EventLog
 from pooltui.sim.events import HALTING, MOMENTS, Event, Violation
@@ -83,4 +84,6 @@ __all__ = [
     "StageView",
     "Violation",
     "build_label",
+    "hold_collector",
+    "release_collector",
 ]

@@ -13,7 +13,6 @@ state only by asking the engine to advance (and by restoring checkpoints).
 from __future__ import annotations
 
 import bisect
-import gc
 import math
 import pickle
 import time
@@ -24,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from pooltui.lang.errors import Diagnostic, SpecRuntimeError
 from pooltui.lang.ir import Expr, Program
+from pooltui.sim.collector import hold_collector, release_collector
 from pooltui.sim.engine import Engine, Env, Schedule, Stats, StopReplay
 from pooltui.sim.eventlog import EventLog, LogReader
 from pooltui.sim.events import Event, Violation
@@ -87,26 +87,12 @@ def _pickle_in_frames(state: State, stop: Callable[[], bool] | None = None) -> b
 def _unpack(data: bytes) -> State:
     """A checkpoint's state; the newest checkpoint may not be compressed yet (a pickle
     begins with its PROTO opcode, 0x80; a zlib stream never does)."""
-    was = _pause_collector()
+    hold_collector()  # a burst of objects that all stay alive (`collector`)
     try:
         state: State = pickle.loads(data if data[:1] == b"\x80" else zlib.decompress(data))
     finally:
-        _resume_collector(was)
+        release_collector()
     return state
-
-
-# A burst of new objects that all stay alive (a checkpoint's state unpickled, a snapshot):
-# the cyclic collections their count would set off walk every young object and free
-# nothing, half of an unpickle's time. The collector is paused for the burst only.
-def _pause_collector() -> bool:
-    was = gc.isenabled()
-    gc.disable()
-    return was
-
-
-def _resume_collector(was: bool) -> None:
-    if was:
-        gc.enable()
 
 
 class Simulation:
@@ -484,7 +470,7 @@ class Simulation:
         from pooltui.sim.views import build_snapshot  # not loaded by headless runs
 
         eng = self._engine_at_cursor()
-        was = _pause_collector()
+        hold_collector()  # a burst of objects that all stay alive (`collector`)
         try:
             if self.fast:
                 from pooltui.sim.fast import FastEngine
@@ -501,7 +487,7 @@ class Simulation:
                 eng, self._events, self._cursor, self._attrs_made, self._sessions_made
             )
         finally:
-            _resume_collector(was)
+            release_collector()
 
     def probe(self, exprs: Sequence[Expr]) -> None:
         """Evaluate `exprs` (breakpoint conditions) right after each new event, as the

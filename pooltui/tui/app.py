@@ -31,13 +31,7 @@ from textual.widgets import Static, TabbedContent
 from textual.worker import get_current_worker
 
 from pooltui.sim.snapshot import Snapshot
-from pooltui.tui.breakpoints import (
-    Breakpoint,
-    BreakpointSet,
-    Names,
-    parse_breakpoint,
-    parsed_again,
-)
+from pooltui.tui.breakpoints import Breakpoint, BreakpointSet, Names, parse_breakpoint, parsed_again
 from pooltui.tui.colors import Palette, palette_from_theme
 from pooltui.tui.debugger import DebuggerScreen
 from pooltui.tui.details import (
@@ -67,20 +61,9 @@ from pooltui.tui.messages import (
     guarded,
 )
 from pooltui.tui.pacing import IDLE_COLLECT, Pacing
-from pooltui.tui.screens import (
-    BreakpointsScreen,
-    CompileErrorScreen,
-    HelpScreen,
-    WatchesScreen,
-)
+from pooltui.tui.screens import BreakpointsScreen, CompileErrorScreen, HelpScreen, WatchesScreen
 from pooltui.tui.widgets.eventlog import EventLog
-from pooltui.tui.widgets.panels import (
-    PoolsPanel,
-    QueuePanel,
-    StagesPanel,
-    WatchesPanel,
-    set_text,
-)
+from pooltui.tui.widgets.panels import PoolsPanel, QueuePanel, StagesPanel, WatchesPanel, set_text
 from pooltui.tui.widgets.source import SourceView
 from pooltui.tui.widgets.timeline import Timeline, timeline_figure
 
@@ -343,6 +326,8 @@ class PoolApp(App[int]):
 
     def pause(self) -> None:
         if self.controller is not None:
+            if self.running:
+                self.pacing.hold()  # released once the paused frame is drawn
             self.controller.interrupt_gen += 1
             self._stopped_seq = self._issued  # its run's frames still on their way pass
             self._frame_drawn.set()  # a worker waiting for a draw stops now
@@ -428,6 +413,7 @@ class PoolApp(App[int]):
         """A bug in the debugger itself: record it, stop, and say so in plain words in the
         status bar and the Details tab (no traceback); the app keeps running."""
         self.failures.append(f"{where}: {type(error).__name__}: {error}")
+        self.pacing.release(freeze=False)  # no paused frame will come to release it
         self._applied = self._issued  # nothing waits for a frame that will not come
         self._failed_seq = self._issued  # frames of commands sent before do not hide it
         self.running = False
@@ -468,8 +454,10 @@ class PoolApp(App[int]):
                 self._frame_drawn.set()
             else:
                 self.call_after_refresh(self._frame_drawn.set)
-        if frame.final and self.pacing.collect_due:
-            self.set_timer(IDLE_COLLECT, self._collect_when_idle)
+        if frame.final:
+            self.call_after_refresh(self.pacing.release)  # a pause's hold, once drawn
+            if self.pacing.collect_due:
+                self.set_timer(IDLE_COLLECT, self._collect_when_idle)
 
     def _note_passed_frame(self, frame: Frame) -> None:
         """A run's frame that came after its command was told to stop is not shown (the
@@ -491,6 +479,7 @@ class PoolApp(App[int]):
         self._applied = max(self._applied, message.seq)
         if message.seq >= self._issued:
             self.running = False
+            self.pacing.release(freeze=False)
         self.stop = f"internal error in the simulator: {message.text}"
         self.stop_kind = "error"
         self._refresh_status()

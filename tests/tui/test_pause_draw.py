@@ -2,24 +2,33 @@
 docs/decisions.md ("The debugger"): a run's frames only grow the panels' heights, its
 last frame (the pause) too, and the next step fits them again; a text in a tab not shown
 lays nothing out; the app's `running` repaints nothing by itself (a repaint of the app is
-the whole screen, every panel rendered again).
+the whole screen, every panel rendered again). The garbage collector waits from the key to
+the paused frame drawn; the spec's view scrolls to the event's statement in the same
+update; the pools' cards are remade on a new size of their panel, not on their own growth.
 """
 
 from __future__ import annotations
 
+import gc
 import math
 from dataclasses import replace
 from typing import Any
 
 from rich.text import Text
+from textual import events
 from textual.app import App, ComposeResult
+from textual.geometry import Size
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Static, TabbedContent, TabPane
 
+from pooltui.lang.ir import Span
+from pooltui.tui.app import PoolApp
 from pooltui.tui.driver import Frame
 from pooltui.tui.messages import SimFrame
-from pooltui.tui.widgets.panels import set_text
+from pooltui.tui.pacing import Pacing
+from pooltui.tui.widgets.panels import PoolsPanel, set_text
+from pooltui.tui.widgets.source import SourceView
 from pooltui.tui.widgets.timeline import Timeline
 from tests.tui.conftest import SIZE, make_app, settle, start_slow_run
 
@@ -154,3 +163,82 @@ async def test_fit_lets_go_of_what_a_run_kept_and_render_fits() -> None:
         await pilot.pause()
         assert not screen.grow_only
         assert bar._pooltui_text.plain == shown.rstrip("\n")  # type: ignore[attr-defined]
+
+
+async def test_space_holds_the_collector_until_the_paused_frame_is_drawn(
+    monkeypatch: Any,
+) -> None:
+    seen: list[tuple[str, bool]] = []  # (what, the collector on then)
+    hold, release, apply = Pacing.hold, Pacing.release, PoolApp.apply_frame
+
+    def holding(self: Pacing) -> None:
+        hold(self)
+        seen.append(("hold", gc.isenabled()))
+
+    def releasing(self: Pacing, freeze: bool = True) -> None:
+        release(self, freeze)
+        seen.append(("release", gc.isenabled()))
+
+    def applying(self: PoolApp, frame: Frame) -> None:
+        if frame.final:
+            seen.append(("paused frame", gc.isenabled()))
+        apply(self, frame)
+
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await start_slow_run(pilot)
+        monkeypatch.setattr(Pacing, "hold", holding)
+        monkeypatch.setattr(Pacing, "release", releasing)
+        monkeypatch.setattr(PoolApp, "apply_frame", applying)
+        await pilot.press("space")
+        await settle(pilot)
+        assert not app.running
+        assert seen == [("hold", False), ("paused frame", False), ("release", True)]
+    assert gc.isenabled()
+
+
+class _Source(App[None]):
+    CSS = "SourceView { height: 12; width: 40; }"
+
+    def compose(self) -> ComposeResult:
+        yield SourceView("\n".join(f"x{i}" for i in range(1, 101)))
+
+
+async def test_the_source_scrolls_to_the_statement_in_the_same_update() -> None:
+    app = _Source()
+    async with app.run_test(size=(60, 20)) as pilot:
+        await pilot.pause()
+        view = app.query_one(SourceView)
+        assert view.scroll_offset.y == 0
+        view.span = Span("a.pool", 60, 1, 60, 4)
+        # At once, not after the next refresh (a second update, 16 ms later or more): line
+        # 60 is row 59, shown a third down the 12 rows, so the view starts at row 59 - 4.
+        assert view.scroll_offset.y == 55
+
+
+async def test_the_pools_cards_are_remade_on_a_new_size_not_on_their_growth() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.debugger
+        assert screen is not None
+        panel = screen.query_one(PoolsPanel)
+        made: list[Size] = []
+        update = panel.update_snapshot
+
+        def updating(*args: Any) -> None:
+            made.append(panel.size)
+            update(*args)
+
+        panel.update_snapshot = updating  # type: ignore[method-assign]
+        size = panel.size
+        # Its cards grew (a new virtual size), the panel is as big as it was: nothing.
+        grown = Size(size.width, size.height + 30)
+        panel.post_message(events.Resize(size, grown, panel.container_size))
+        await pilot.pause()
+        assert made == []
+        # The screen is smaller: the panel is, and its cards are made again for it.
+        await pilot.resize_terminal(SIZE[0] - 10, SIZE[1])
+        await settle(pilot)
+        assert made and made[-1] == panel.size != size

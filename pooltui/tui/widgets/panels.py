@@ -15,6 +15,7 @@ from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
+from textual.geometry import Size
 from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Static
@@ -267,6 +268,8 @@ class PoolsPanel(SafeRender, VerticalScroll):
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.cards: dict[str, PoolCard] = {}
+        # The panel's size, and its room inside the scroll bars, when the cards were made.
+        self._shown_at: tuple[Size, Size] | None = None
 
     def watch_snapshot(self, snap: Snapshot | None) -> None:
         if snap is not None:
@@ -277,9 +280,12 @@ class PoolsPanel(SafeRender, VerticalScroll):
             self.update_snapshot(self.snapshot, palette)
 
     def on_resize(self, event: events.Resize) -> None:
-        # The cards' heads are wrapped to the width: a layout change (teaching mode, tabs)
-        # that lands after the last snapshot would otherwise leave them wrapped to the old one.
-        if self.snapshot is not None:
+        # The cards' heads are wrapped to the width, a lone pool's legend fits the height:
+        # a layout change (teaching mode, tabs) that lands after the last snapshot would
+        # otherwise leave them made for the old size. Only the cards' own growth (a new
+        # virtual size, the panel's size the same) needs nothing: redoing them then laid
+        # the screen out a second time after a paused frame (16-40 ms more).
+        if self.snapshot is not None and self._room() != self._shown_at:
             self.update_snapshot(self.snapshot, self.palette)
 
     def watch_inspected(self, inspected: tuple[str, int] | None) -> None:
@@ -303,8 +309,12 @@ class PoolsPanel(SafeRender, VerticalScroll):
             for label, card in self.cards.items():
                 if card.map is not None and self.inspected is not None:
                     card.map.selected = self.inspected[1] if self.inspected[0] == label else None
+        self._shown_at = self._room()
         for p in snap.pools:
             self.cards[p.label].update_pool(p, snap.violation, snap.last_event, palette)
+
+    def _room(self) -> tuple[Size, Size]:
+        return self.size, self.scrollable_content_region.size
 
     def card(self, label: str) -> PoolCard | None:
         return self.cards.get(label)

@@ -52,7 +52,10 @@ class SourceView(TextLines, can_focus=True):
 
     def watch_span(self, span: Span | None) -> None:
         if span is not None and span.line >= 1:
-            self.call_after_refresh(self._scroll_to_span, span)
+            if self.scrollable_content_region.height > 0:
+                self._scroll_to_span(span)  # in this update (after it, a second: 16+ ms)
+            else:  # not laid out yet: once it is
+                self.call_after_refresh(self._scroll_to_span, span)
         self.refresh()
 
     def _scroll_to_span(self, span: Span, always: bool = False) -> None:
