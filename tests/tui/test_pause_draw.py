@@ -242,3 +242,26 @@ async def test_the_pools_cards_are_remade_on_a_new_size_not_on_their_growth() ->
         await pilot.resize_terminal(SIZE[0] - 10, SIZE[1])
         await settle(pilot)
         assert made and made[-1] == panel.size != size
+        # While heights only grow (a run, its pause), the why's line growing takes lines
+        # from the panel: the cards wait for the next frame (no second layout now).
+        made.clear()
+        why = screen.query_one("#why", Static)
+        screen.grow_only = True
+        before = panel.size
+        set_text(why, Text("one\ntwo\nthree"), wrap=True)
+        await pilot.pause()
+        await pilot.pause()
+        # (#bottom takes a share of the lines lost: the panel is shorter, as wide)
+        assert panel.size.height < before.height and panel.size.width == before.width
+        assert made == []
+        # Back to one line: the size they were made for, nothing to do.
+        set_text(why, Text("one"), wrap=True)
+        await pilot.pause()
+        await pilot.pause()
+        assert panel.size == before and made == []
+        # Between two steps (heights fit), the same growth makes them again, for it.
+        screen.grow_only = False
+        set_text(why, Text("one\ntwo\nthree"), wrap=True)
+        await pilot.pause()
+        await pilot.pause()
+        assert panel.size.height < before.height and made == [panel.size]

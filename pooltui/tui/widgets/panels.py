@@ -268,8 +268,7 @@ class PoolsPanel(SafeRender, VerticalScroll):
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.cards: dict[str, PoolCard] = {}
-        # The panel's size, and its room inside the scroll bars, when the cards were made.
-        self._shown_at: tuple[Size, Size] | None = None
+        self._shown_at: tuple[Size, Size, Size] | None = None  # `_room` when cards were made
 
     def watch_snapshot(self, snap: Snapshot | None) -> None:
         if snap is not None:
@@ -281,12 +280,23 @@ class PoolsPanel(SafeRender, VerticalScroll):
 
     def on_resize(self, event: events.Resize) -> None:
         # The cards' heads are wrapped to the width, a lone pool's legend fits the height:
-        # a layout change (teaching mode, tabs) that lands after the last snapshot would
-        # otherwise leave them made for the old size. Only the cards' own growth (a new
-        # virtual size, the panel's size the same) needs nothing: redoing them then laid
-        # the screen out a second time after a paused frame (16-40 ms more).
-        if self.snapshot is not None and self._room() != self._shown_at:
-            self.update_snapshot(self.snapshot, self.palette)
+        # a layout change (teaching mode, tabs, the terminal) that lands after the last
+        # snapshot would otherwise leave them made for the old size. Not on the cards' own
+        # growth (a new scroll range, the same size), nor while heights only grow (a run
+        # and its pause) on a change of height alone on a screen of the same size (the
+        # why's line grew): the next frame fits them; remaking them at once laid the
+        # screen out a second time after a paused frame (30-50 ms more).
+        room = self._room()
+        if self.snapshot is None or room == self._shown_at:
+            return
+        was = self._shown_at
+        if (
+            was is not None
+            and grows_only(self)
+            and (room[0].width, room[1].width, room[2]) == (was[0].width, was[1].width, was[2])
+        ):
+            return
+        self.update_snapshot(self.snapshot, self.palette)
 
     def watch_inspected(self, inspected: tuple[str, int] | None) -> None:
         for label, card in self.cards.items():
@@ -313,8 +323,10 @@ class PoolsPanel(SafeRender, VerticalScroll):
         for p in snap.pools:
             self.cards[p.label].update_pool(p, snap.violation, snap.last_event, palette)
 
-    def _room(self) -> tuple[Size, Size]:
-        return self.size, self.scrollable_content_region.size
+    def _room(self) -> tuple[Size, Size, Size]:
+        """The panel's size, its room inside its scroll bars, and the screen's size."""
+        screen = self.screen.size if self.is_attached else Size(0, 0)
+        return self.size, self.scrollable_content_region.size, screen
 
     def card(self, label: str) -> PoolCard | None:
         return self.cards.get(label)
