@@ -397,9 +397,11 @@ class DebuggerScreen(Screen[None]):
         if not self.grow_only:
             return
         self.grow_only = False
-        pools = self.query_one_optional("#pools", PoolsPanel)
-        if pools is not None and self.snapshot is not None:
-            pools.snapshot = self.snapshot  # drawn again, fitted
+        if self.snapshot is not None:  # drawn again, fitted
+            for panel in (PoolsPanel, QueuePanel, StagesPanel):
+                found = self.query_one_optional(panel)
+                if found is not None:
+                    found.snapshot = self.snapshot
         self.show_why()
 
     def show_why(self) -> None:

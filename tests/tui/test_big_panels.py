@@ -77,6 +77,30 @@ async def test_a_wide_row_ends_in_an_ellipsis() -> None:
         assert second == "short" + " " * 15
 
 
+async def test_while_heights_only_grow_the_scroll_range_only_grows() -> None:
+    # A run and its pause (the debugger screen's `grow_only`): fewer rows keep the range
+    # (blank rows at its end), so the scroll bar stays and lays nothing out; between two
+    # steps the range is the rows' again and the bar goes.
+    app = RowsApp()
+    async with app.run_test(size=(40, 12)) as pilot:
+        await pilot.pause()
+        rows = app.query_one(TextRows)
+        assert rows.show_vertical_scrollbar  # 501 rows in 10
+        app.screen.grow_only = True  # type: ignore[attr-defined]
+        rows.update_rows([Text(f"row {i}") for i in range(3)])
+        await pilot.pause()
+        assert rows.virtual_size.height == 501 and rows.show_vertical_scrollbar
+        assert "".join(seg.text for seg in rows.render_line(0)).startswith("row 0")
+        assert "".join(seg.text for seg in rows.render_line(5)).strip() == ""
+        rows.update_rows([Text(f"row {i}") for i in range(600)])  # more: it grows
+        await pilot.pause()
+        assert rows.virtual_size.height == 600
+        app.screen.grow_only = False  # type: ignore[attr-defined]
+        rows.update_rows([Text(f"row {i}") for i in range(3)])
+        await pilot.pause()
+        assert rows.virtual_size.height == 3 and not rows.show_vertical_scrollbar
+
+
 def test_details_of_a_hold_past_the_planned_head() -> None:
     sim = sim_of(LONG_QUEUE)
     while sim.step() is not None:

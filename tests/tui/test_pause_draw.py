@@ -27,7 +27,8 @@ from pooltui.tui.app import PoolApp
 from pooltui.tui.driver import Frame
 from pooltui.tui.messages import SimFrame
 from pooltui.tui.pacing import Pacing
-from pooltui.tui.widgets.panels import PoolsPanel, set_text
+from pooltui.tui.widgets.panels import PoolsPanel, StagesPanel, set_text
+from pooltui.tui.widgets.rows import TextRows
 from pooltui.tui.widgets.source import SourceView
 from pooltui.tui.widgets.timeline import Timeline
 from tests.tui.conftest import SIZE, make_app, settle, start_slow_run
@@ -159,10 +160,16 @@ async def test_fit_lets_go_of_what_a_run_kept_and_render_fits() -> None:
         screen.show_why()
         shown = bar._pooltui_text.plain  # type: ignore[attr-defined]
         assert shown.endswith("\n\n")  # the current why, kept at six lines
+        body = screen.query_one("#stages-body", TextRows)
+        rows = body.content.plain.count("\n") + 1  # the pause's Stages rows
+        body.update_rows([Text("x")] * 300)  # a long list earlier in the run
+        screen.query_one(StagesPanel).snapshot = app.snapshot  # the pause's rows again
+        assert body.virtual_size.height == 300  # the range kept its length
         screen.fit()
         await pilot.pause()
         assert not screen.grow_only
         assert bar._pooltui_text.plain == shown.rstrip("\n")  # type: ignore[attr-defined]
+        assert body.virtual_size.height == rows  # fitted to the rows shown
 
 
 async def test_space_holds_the_collector_until_the_paused_frame_is_drawn(

@@ -1,6 +1,7 @@
 """A ScrollView on the Line API whose rows never raise: a row that fails draws blank, so a
 repaint can never show a traceback to the user; and `StylePerRepaint`, the widget's style
-looked up once per repaint rather than once per row."""
+looked up once per repaint rather than once per row; `grows_only`, whether heights only grow
+now (a run and its pause)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,12 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from pooltui.tui.messages import report_failure
+
+
+def grows_only(widget: Widget) -> bool:
+    """Whether heights only grow now: a run goes on or has just ended (the debugger
+    screen's `grow_only`, which the app sets)."""
+    return bool(getattr(widget.screen, "grow_only", False)) if widget.is_attached else False
 
 
 class StylePerRepaint(Widget):

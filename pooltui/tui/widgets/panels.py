@@ -17,7 +17,6 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.geometry import Size
 from textual.reactive import reactive
-from textual.widget import Widget
 from textual.widgets import Static
 
 from pooltui.lang.words import number, value_text
@@ -41,15 +40,10 @@ from pooltui.tui.widgets.legend import (
     pool_legend,
     session_text,
 )
+from pooltui.tui.widgets.lines import grows_only
 from pooltui.tui.widgets.rows import Row, TextRows
 
 Number = int | float
-
-
-def grows_only(widget: Widget) -> bool:
-    """Whether heights only grow now: a run goes on or has just ended (the debugger
-    screen's `grow_only`, which the app sets)."""
-    return bool(getattr(widget.screen, "grow_only", False)) if widget.is_attached else False
 
 
 def set_text(widget: Static, text: Text, *, wrap: bool = False, grow_only: bool = False) -> None:

@@ -17,7 +17,7 @@ from rich.text import Text
 from textual.geometry import Size
 from textual.strip import Strip
 
-from pooltui.tui.widgets.lines import TextLines
+from pooltui.tui.widgets.lines import TextLines, grows_only
 
 Row = Text | Callable[[], Text]
 
@@ -36,6 +36,7 @@ class TextRows(TextLines):
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self._rows: list[Row] = [Text()]
+        self._height = 1  # rows scrolled over: the rows', or more while heights only grow
         self._strips: dict[int, Strip] = {}
         self._strips_for: tuple[int, int, Style] | None = None  # scroll, width, style
 
@@ -46,10 +47,15 @@ class TextRows(TextLines):
 
     def update_rows(self, rows: Sequence[Row]) -> None:
         """Show `rows`: a change in their count changes the scrollable size only, never
-        the screen's layout."""
+        the screen's layout. While heights only grow (a run, its pause), that size only
+        grows too (blank rows at its end): a scroll bar that came and went with the count
+        laid the screen out each time, after a paused frame too."""
         self._rows = list(rows) or [Text()]
         self._strips.clear()
-        self.set_virtual_size(Size(self.scrollable_content_region.width, len(self._rows)))
+        self._height = len(self._rows)
+        if grows_only(self):
+            self._height = max(self._height, self.virtual_size.height)
+        self.set_virtual_size(Size(self.scrollable_content_region.width, self._height))
         self.refresh()
 
     def _row(self, y: int) -> Text:
@@ -59,7 +65,7 @@ class TextRows(TextLines):
         return row
 
     def on_resize(self) -> None:
-        self.set_virtual_size(Size(self.scrollable_content_region.width, len(self._rows)))
+        self.set_virtual_size(Size(self.scrollable_content_region.width, self._height))
 
     def _line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
