@@ -519,6 +519,10 @@ class PoolApp(App[int]):
 
     def _show_frame(self, screen: DebuggerScreen, frame: Frame, run_frame: bool) -> None:
         snap = frame.snapshot
+        # A run's last frame at its last progress frame's state carries that frame's own
+        # snapshot (`Controller.frame`): the panels show it already. Drawn again, they were
+        # a whole screen's update more, in the pauses that came while that frame was drawn.
+        shown = snap is screen.snapshot and run_frame and screen.grow_only
         # A run's frames only grow the panels' heights, its last one too: a pause that
         # re-laid the screen out (a shorter why, a shorter legend) took 30-70 ms more.
         screen.grow_only = run_frame
@@ -527,9 +531,10 @@ class PoolApp(App[int]):
         log.add_events(frame.events_from, frame.events)
         screen.query_one(Timeline).add(snap, frame.events, frame.samples, frame.events_from)
         log.cursor = snap.event_index
-        screen.query_one(PoolsPanel).snapshot = snap
-        screen.query_one(QueuePanel).snapshot = snap
-        screen.query_one(StagesPanel).snapshot = snap
+        if not shown:
+            screen.query_one(PoolsPanel).snapshot = snap
+            screen.query_one(QueuePanel).snapshot = snap
+            screen.query_one(StagesPanel).snapshot = snap
         ev = snap.last_event
         span = ev.span if ev is not None else None
         if frame.error_text is not None:

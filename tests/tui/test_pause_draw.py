@@ -27,7 +27,7 @@ from pooltui.tui.app import PoolApp
 from pooltui.tui.driver import Frame
 from pooltui.tui.messages import SimFrame
 from pooltui.tui.pacing import Pacing
-from pooltui.tui.widgets.panels import PoolsPanel, StagesPanel, set_text
+from pooltui.tui.widgets.panels import PoolsPanel, QueuePanel, StagesPanel, set_text
 from pooltui.tui.widgets.rows import TextRows
 from pooltui.tui.widgets.source import SourceView
 from pooltui.tui.widgets.timeline import Timeline
@@ -272,3 +272,37 @@ async def test_the_pools_cards_are_remade_on_a_new_size_not_on_their_growth() ->
         await pilot.pause()
         await pilot.pause()
         assert panel.size.height < before.height and made == [panel.size]
+
+
+async def test_a_pause_at_the_state_shown_does_not_draw_the_panels_again(
+    monkeypatch: Any,
+) -> None:
+    """The run's last frame may carry the snapshot its last progress frame carried (the
+    pause came while that frame was made): the panels show it already and are not made
+    again; the status says the run stopped."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await start_slow_run(pilot)
+        shown = app.snapshot
+        assert shown is not None and app.running
+        made: list[str] = []
+        for panel in (PoolsPanel, QueuePanel, StagesPanel):
+            update = panel.update_snapshot
+
+            def counting(self: Any, *args: Any, _update: Any = update) -> None:
+                made.append(type(self).__name__)
+                _update(self, *args)
+
+            monkeypatch.setattr(panel, "update_snapshot", counting)
+        app.pause()
+        last = Frame(
+            seq=app._issued, final=True, snapshot=shown, events_from=0, events=(),
+            watches=(), running=False, stop="paused", stop_kind="goal",
+        )  # fmt: skip
+        app.on_sim_frame(SimFrame(last))
+        assert made == [] and not app.running and app.stop == "paused"
+        # A final frame with a snapshot of its own draws them.
+        app.on_sim_frame(SimFrame(replace(last, snapshot=replace(shown))))
+        assert sorted(made) == ["PoolsPanel", "QueuePanel", "StagesPanel"]
+        await settle(pilot)
