@@ -42,13 +42,14 @@ if TYPE_CHECKING:
         QueueItemView,
         ResidentView,
         SessionView,
+        Shown,
         Snapshot,
         StageView,
     )
 
 _SNAPSHOT = frozenset(
     {"BlockMap", "BlockOwner", "Counts", "EntryView", "HoldView", "LinkJobView", "PoolView",
-     "QueueItemView", "ResidentView", "SessionView", "Snapshot", "StageView"}
+     "QueueItemView", "ResidentView", "SessionView", "Shown", "Snapshot", "StageView"}
 )  # fmt: skip
 
 
@@ -79,6 +80,7 @@ __all__ = [
     "ResidentView",
     "RunSummary",
     "SessionView",
+    "Shown",
     "Simulation",
     "Snapshot",
     "StageView",

@@ -32,7 +32,7 @@ from pooltui.sim.summary import RunSummary, summarize
 from pooltui.sim.tables import Tables, build_tables
 
 if TYPE_CHECKING:  # headless runs make no snapshot: not loaded by them
-    from pooltui.sim.snapshot import Snapshot
+    from pooltui.sim.snapshot import Shown, Snapshot
     from pooltui.sim.views import AttrsMade, SessionsMade
 
 Number = int | float
@@ -466,7 +466,8 @@ class Simulation:
         eng.stop_after = None
         return eng, whole
 
-    def snapshot(self) -> Snapshot:
+    def snapshot(self, shown: Shown | None = None) -> Snapshot:
+        """The state at the cursor; with `shown`, only those sessions' views."""
         from pooltui.sim.views import build_snapshot  # not loaded by headless runs
 
         eng = self._engine_at_cursor()
@@ -479,12 +480,17 @@ class Simulation:
                 saved = eng.write_out()
                 try:
                     return build_snapshot(
-                        eng, self._events, self._cursor, self._attrs_made, self._sessions_made
+                        eng,
+                        self._events,
+                        self._cursor,
+                        self._attrs_made,
+                        self._sessions_made,
+                        shown,
                     )
                 finally:
                     eng.restore(saved)
             return build_snapshot(
-                eng, self._events, self._cursor, self._attrs_made, self._sessions_made
+                eng, self._events, self._cursor, self._attrs_made, self._sessions_made, shown
             )
         finally:
             release_collector()

@@ -454,6 +454,17 @@ class Counts:
 
 
 @dataclass(frozen=True, slots=True)
+class Shown:
+    """The live sessions a screen shows whole: these, and the holder of each of these
+    blocks (pool label, block) at the snapshot's event. A snapshot made for it has the
+    views of those sessions only (the debugger shows one session at a time, the inspected
+    one; the views of 2,000 live sessions were a third of a full GPU's snapshot)."""
+
+    sessions: frozenset[int] = frozenset()
+    blocks: tuple[tuple[str, int], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Snapshot:
     time: float
     event_index: int  # index of the last event applied; -1 before the first
@@ -461,11 +472,18 @@ class Snapshot:
     last_event: Event | None
     pools: tuple[PoolView, ...]
     stages: tuple[StageView, ...]
-    sessions: tuple[SessionView, ...]  # live sessions, by session_id
+    sessions: tuple[SessionView, ...]  # live sessions, by session_id (those `shown` says)
     counts: Counts
     finished: bool  # nothing more can happen
     halted: str | None  # why the simulation stopped: a violation, a failed check, ...
     violation: Violation | None
+    # The sessions it has the views of (those that are live), when made for a `Shown`:
+    # its sessions and its blocks' holders then. None: every live session's.
+    shown: frozenset[int] | None = None
+
+    def covers(self, session_id: int) -> bool:
+        """Whether `sessions` says if this session is live (with its view if it is)."""
+        return self.shown is None or session_id in self.shown
 
     def pool(self, label: str) -> PoolView:
         for p in self.pools:

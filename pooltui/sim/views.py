@@ -32,6 +32,7 @@ from pooltui.sim.snapshot import (
     Registered,
     ResidentView,
     SessionView,
+    Shown,
     Snapshot,
     StageView,
 )
@@ -416,10 +417,12 @@ def build_snapshot(
     cursor: int,
     attrs_made: AttrsMade | None = None,
     sessions_made: SessionsMade | None = None,
+    shown: Shown | None = None,
 ) -> Snapshot:
     """The snapshot of `eng`'s state, `cursor` the event it is at. `attrs_made`: the
     attributes the last snapshot made, updated to this one's; `sessions_made`: the views
-    of queued sessions it made, the same (the simulation keeps both)."""
+    of queued sessions it made, the same (the simulation keeps both; a snapshot for a
+    `shown` reads them and leaves them as they are). `shown`: only those sessions' views."""
     s = eng.s
     attrs_before = attrs_made if attrs_made is not None else {}
     attrs_now: AttrsMade = {}
@@ -434,8 +437,11 @@ def build_snapshot(
             tiers.setdefault(label, []).append(s.pools[pi].label)
     made: dict[int, HoldView] = {}
     pools = tuple(_pool_view(eng, p, tiers, made) for p in s.pools)
+    wanted = None if shown is None else _wanted(shown, pools)
+    if wanted is not None:  # the caches stay the last whole snapshot's
+        attrs_made = sessions_made = None
     sessions = []
-    for sid in sorted(s.live):
+    for sid in sorted(s.live) if wanted is None else sorted(wanted & s.live.keys()):
         sess = s.live[sid]
         attrs = _attrs(sess, attrs_before, attrs_now)
         key = _queued_key(sess, attrs) if sess.state == S_QUEUED else None
@@ -487,4 +493,17 @@ def build_snapshot(
         eng.is_over(),
         s.halted,
         s.violation,
+        wanted,
     )
+
+
+def _wanted(shown: Shown, pools: tuple[PoolView, ...]) -> frozenset[int]:
+    """The sessions `shown` asks for: its own, and its blocks' holders in `pools`."""
+    out = set(shown.sessions)
+    for label, block in shown.blocks:
+        for p in pools:
+            if p.label == label and p.blocks is not None and 0 <= block < p.blocks.nblocks:
+                owner = p.blocks.owner(block)
+                if owner is not None:
+                    out.add(owner.session_id)
+    return frozenset(out)

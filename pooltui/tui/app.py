@@ -17,7 +17,7 @@ import asyncio
 import contextlib
 import queue
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar, cast
 
@@ -33,12 +33,14 @@ from textual.worker import get_current_worker
 from pooltui.sim.snapshot import Snapshot
 from pooltui.tui.breakpoints import Breakpoint, BreakpointSet, Names, parse_breakpoint, parsed_again
 from pooltui.tui.colors import Palette, palette_from_theme
-from pooltui.tui.debugger import DebuggerScreen
+from pooltui.tui.debugger import DebuggerScreen, help_groups
 from pooltui.tui.details import (
     HALTS,
     details_text,
     failure_text,
+    lacks_view,
     reload_error_text,
+    shown_for,
     start_failure,
     status_text,
     stop_text,
@@ -61,7 +63,7 @@ from pooltui.tui.messages import (
     guarded,
 )
 from pooltui.tui.pacing import IDLE_COLLECT, Pacing
-from pooltui.tui.screens import BreakpointsScreen, CompileErrorScreen, HelpScreen, WatchesScreen
+from pooltui.tui.screens import CompileErrorScreen, HelpScreen
 from pooltui.tui.widgets.eventlog import EventLog
 from pooltui.tui.widgets.panels import PoolsPanel, QueuePanel, StagesPanel, WatchesPanel, set_text
 from pooltui.tui.widgets.source import SourceView
@@ -217,7 +219,7 @@ class PoolApp(App[int]):
         self.controller = self._new_controller(sim)
         self.snapshot = None
         self.ended = False
-        self.inspecting = None
+        self._inspect(None)
         self.running = False
         dropped = self._recompile_breakpoints()
         self.watches[:] = [(text, self._compile_or_none(text)) for text, _ in self.watches]
@@ -292,6 +294,7 @@ class PoolApp(App[int]):
         controller.ui_ready = self._ui_ready
         controller.ui_cost = self.pacing.cost
         controller.sample_expr = self._timeline_expression(sim)
+        controller.shown = shown_for(getattr(self, "inspecting", None))
         return controller
 
     def _timeline_expression(self, sim: SimLike) -> Any:
@@ -393,7 +396,7 @@ class PoolApp(App[int]):
 
     @guarded
     def on_clear_inspection(self, message: ClearInspection) -> None:
-        self.inspecting = None
+        self._inspect(None)
         self._set_inspected_block(None)
         self.show_details()
 
@@ -495,7 +498,8 @@ class PoolApp(App[int]):
             self._applied = max(self._applied, frame.seq)
             if frame.seq >= self._issued:
                 self.running = False
-            if not (self._failed and frame.seq <= self._failed_seq):
+            # (a look says what was said: the same stop, a reload's note kept)
+            if not frame.look and not (self._failed and frame.seq <= self._failed_seq):
                 self.stop = frame.stop
                 self.stop_kind = frame.stop_kind
                 self.error_text = frame.error_text
@@ -564,11 +568,9 @@ class PoolApp(App[int]):
     # ----------------------------------------------------------------- status, details
     def _refresh_status(self) -> None:
         screen = self.debugger
-        if screen is None or not screen.is_mounted:
-            return
-        try:
-            status = screen.query_one("#status", Static)
-        except NoMatches:
+        on = screen is not None and screen.is_mounted
+        status = screen.query_one_optional("#status", Static) if screen and on else None
+        if screen is None or status is None:
             return
         text = status_text(
             screen.spec_name,
@@ -586,15 +588,29 @@ class PoolApp(App[int]):
 
     @guarded
     def action_inspect_session(self, session_id: int) -> None:
-        self.inspecting = ("session", session_id)
+        self._inspect(("session", session_id))
         self._set_inspected_block(None)
         self.show_details(switch=True)
 
     def inspect_block(self, pool: str, block: int) -> None:
         """Show a block in the Details tab, marked in its pool's map."""
-        self.inspecting = ("block", pool, block)
+        self._inspect(("block", pool, block))
         self._set_inspected_block((pool, block))
         self.show_details(switch=True)
+
+    def _inspect(self, what: tuple[Any, ...] | None) -> None:
+        """Inspect a session, a block or nothing. Frames carry the inspected sessions'
+        views only (`Shown`): the worker shows the state again with it (`look`)."""
+        self.inspecting = what
+        c, snap = self.controller, self.snapshot
+        if c is None:
+            return
+        c.shown = shown_for(what)
+        if snap is None or self.running or not lacks_view(snap, what):
+            return
+        self._seq += 1
+        self._issued = self._seq
+        self._commands.put(Command("look", seq=self._seq, gen=c.interrupt_gen))
 
     def _set_inspected_block(self, where: tuple[str, int] | None) -> None:
         screen = self.debugger
@@ -658,12 +674,7 @@ class PoolApp(App[int]):
     def action_help(self) -> None:
         if isinstance(self.screen, HelpScreen):
             return
-        groups: list[tuple[str, list[Binding]]] = [("Debugger", _bindings(DebuggerScreen.BINDINGS))]
-        groups.append(("Event log (when focused)", _bindings(EventLog.BINDINGS)))
-        groups.append(("Breakpoints screen", _bindings(BreakpointsScreen.BINDINGS)))
-        groups.append(("Watches screen", _bindings(WatchesScreen.BINDINGS)))
-        groups.append(("App", _bindings(self.BINDINGS)))
-        self.push_screen(HelpScreen(groups))
+        self.push_screen(HelpScreen(help_groups(self.BINDINGS)))
 
     @guarded
     def _on_theme_changed(self, theme: Any) -> None:
@@ -687,7 +698,3 @@ class PoolApp(App[int]):
         if timeline.palette != self.palette:
             timeline.palette = self.palette
             timeline.refresh()
-
-
-def _bindings(bindings: Iterable[BindingType]) -> list[Binding]:
-    return [b for b in bindings if isinstance(b, Binding)]

@@ -582,3 +582,15 @@ class DebuggerScreen(Screen[None]):
     def on_block_map_view_block_clicked(self, message: BlockMapView.BlockClicked) -> None:
         message.stop()
         self.post_message(InspectBlock(message.pool, message.block))
+
+
+def help_groups(app_bindings: list[BindingType]) -> list[tuple[str, list[Binding]]]:
+    """The help screen's keys, by where they apply."""
+    groups = (
+        ("Debugger", DebuggerScreen.BINDINGS),
+        ("Event log (when focused)", EventLog.BINDINGS),
+        ("Breakpoints screen", BreakpointsScreen.BINDINGS),
+        ("Watches screen", WatchesScreen.BINDINGS),
+        ("App", app_bindings),
+    )
+    return [(title, [b for b in keys if isinstance(b, Binding)]) for title, keys in groups]

@@ -1,7 +1,8 @@
 """What the status bar and the Details tab say: pure functions of the app's state.
 
 The app calls these with the current snapshot, the stop and what is inspected; they return
-`Text` and touch no widget, so they are easy to test and never half-update a screen.
+`Text` and touch no widget, so they are easy to test and never half-update a screen; and
+which sessions' views the frames must carry for what is inspected (`shown_for`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from rich.style import Style
 from rich.text import Text
 
 from pooltui.lang.words import number, seconds
-from pooltui.sim.snapshot import Snapshot
+from pooltui.sim.snapshot import Shown, Snapshot
 from pooltui.tui.widgets.panels import inspect_block_text, inspect_session_text
 
 HALTS = ("violation", "error", "halt")
@@ -153,3 +154,27 @@ def figure(value: Any) -> str:
     if isinstance(value, float):
         return number(value, 4)
     return str(value)
+
+
+def shown_for(what: tuple[Any, ...] | None) -> Shown:
+    """The sessions whose views frames carry, for what is inspected."""
+    if what is None:
+        return Shown()
+    if what[0] == "session":
+        return Shown(frozenset((what[1],)))
+    return Shown(blocks=((what[1], what[2]),))
+
+
+def lacks_view(snap: Snapshot, what: tuple[Any, ...] | None) -> bool:
+    """Whether `snap` lacks the view of the session `what` inspects (or of its block's
+    holder)."""
+    if what is None:
+        return False
+    if what[0] == "session":
+        return not snap.covers(what[1])
+    try:
+        blocks = snap.pool(what[1]).blocks
+    except KeyError:
+        return False
+    owner = blocks.owner(what[2]) if blocks is not None and 0 <= what[2] < blocks.nblocks else None
+    return owner is not None and not snap.covers(owner.session_id)

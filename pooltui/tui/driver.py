@@ -25,7 +25,7 @@ from typing import Any, Protocol
 from pooltui.lang.errors import render as render_diagnostic
 from pooltui.lang.words import number, seconds
 from pooltui.sim.events import Event
-from pooltui.sim.snapshot import Snapshot, Violation
+from pooltui.sim.snapshot import Shown, Snapshot, Violation
 from pooltui.tui.breakpoints import BreakpointSet, Hit, truthy
 
 SAMPLES = 1024  # the timeline's samples: about this many over the run so far
@@ -49,7 +49,7 @@ class SimLike(Protocol):
     def step_iteration(self, stage: str | None = None) -> list[Event]: ...
     def back(self) -> Event | None: ...
     def goto(self, index: int) -> None: ...
-    def snapshot(self) -> Snapshot: ...
+    def snapshot(self, shown: Shown | None = None) -> Snapshot: ...
     def evaluate(self, expr: Any) -> Number: ...
     @property
     def events(self) -> Sequence[Event]: ...
@@ -70,7 +70,7 @@ class SimLike(Protocol):
 
 @dataclass(frozen=True)
 class Command:
-    kind: str  # step | iteration | back | continue | reverse | goto | goto_time | run | refresh | watches
+    kind: str  # step | iteration | back | continue | reverse | goto | goto_time | run | refresh | watches | look
     seq: int = 0
     gen: int = 0
     index: int = 0  # goto
@@ -115,6 +115,7 @@ class Frame:
     breakpoints: BreakpointSet | None = None  # the run's copy, with hit counts
     error_text: str | None = None  # a runtime error of the spec, located, as `check` renders
     samples: tuple[tuple[float, float], ...] = ()  # (time, sample_expr's value) since the last
+    look: bool = False  # the state shown again, with other sessions' views (`look`)
 
     @property
     def new_events(self) -> tuple[Event, ...]:
@@ -144,7 +145,11 @@ class Controller:
     _last_check_cpu: float = 0.0  # the same in this thread's CPU time
     longest_gap: float = 0.0  # the longest time between two such looks (benchmarks)
     longest_gap_cpu: float = 0.0  # the same in CPU time (a busy machine adds to the first)
-    _progress_snapshot: tuple[tuple[int, int, float], Snapshot] | None = None
+    # Set by the UI thread: the sessions whose views its frames carry (the inspected one);
+    # None: every live session's.
+    shown: Shown | None = None
+    _progress_snapshot: tuple[tuple[object, ...], Snapshot] | None = None
+    _last_final: tuple[str | None, str | None, tuple[WatchValue, ...]] = (None, None, ())
 
     def _at_frontier(self) -> bool:
         """Between two actions at the newest event: the state is the simulation's own, so
@@ -222,6 +227,7 @@ class Controller:
         stop: str | None = None,
         stop_kind: str | None = None,
         bps: BreakpointSet | None = None,
+        look: bool = False,
     ) -> Frame:
         error_text = None
         if final and stop_kind not in ("breakpoint",):
@@ -233,25 +239,30 @@ class Controller:
         self._samples.clear()
         # A run's last frame at the state of its last progress frame (a pause that came
         # while that frame was being built): the same snapshot, not a second one to wait for.
-        at = (self.sim.cursor, len(self.sim.events), self.sim.time)
+        shown = self.shown
+        at = (self.sim.cursor, len(self.sim.events), self.sim.time, shown)
         kept, self._progress_snapshot = self._progress_snapshot, None
-        snapshot = kept[1] if kept is not None and kept[0] == at else self.sim.snapshot()
+        snapshot = kept[1] if kept is not None and kept[0] == at else self.sim.snapshot(shown)
         if not final:
             self._progress_snapshot = (at, snapshot)
         start, log = self._log()
+        watches = self._last_final[2] if look else self._eval_watches(final)
+        if final and not look:
+            self._last_final = (stop, stop_kind, watches)
         return Frame(
             seq=cmd.seq,
             final=final,
             snapshot=snapshot,
             events_from=start,
             events=log,
-            watches=self._eval_watches(final),
+            watches=watches,
             running=running,
             stop=stop,
             stop_kind=stop_kind,
             breakpoints=bps,
             error_text=error_text,
             samples=samples,
+            look=look,
         )
 
     def _interrupted(self, cmd: Command) -> bool:
@@ -293,6 +304,12 @@ class Controller:
 
     def _do_refresh(self, cmd: Command, post: Callable[[Frame], None]) -> None:
         post(self.frame(cmd, stop=None))
+
+    def _do_look(self, cmd: Command, post: Callable[[Frame], None]) -> None:
+        """The state shown again for other sessions (`shown` changed: a session or block
+        inspected), saying what the last frame said (its stop, its watches)."""
+        stop, stop_kind, _ = self._last_final
+        post(self.frame(cmd, stop=stop, stop_kind=stop_kind, look=True))
 
     def _do_watches(self, cmd: Command, post: Callable[[Frame], None]) -> None:
         self._watches = cmd.watches

@@ -534,7 +534,7 @@ class FakeSim:
         self._recorded = max(self._recorded, index + 1)
 
     # -- looking
-    def snapshot(self) -> Snapshot:
+    def snapshot(self, shown: Any = None) -> Snapshot:  # every session's views
         from dataclasses import replace
 
         base = _initial(self) if self._cursor < 0 else self._script[self._cursor][1]

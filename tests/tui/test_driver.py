@@ -201,9 +201,9 @@ def test_a_pause_during_a_frame_does_not_build_the_snapshot_again() -> None:
     made: list[int] = []
     snapshot = sim.snapshot
 
-    def counted() -> Any:
+    def counted(shown: Any = None) -> Any:
         made.append(sim.cursor)
-        return snapshot()
+        return snapshot(shown)
 
     sim.snapshot = counted  # type: ignore[method-assign]
     c = Controller(sim)
@@ -242,3 +242,21 @@ def test_a_run_lets_a_pause_give_up_a_checkpoint() -> None:
     assert seen == [False, True]
     assert frames[-1].stop_kind == "pause"
     assert sim.abandon_checkpoint is None
+
+
+def test_a_look_shows_the_state_again_saying_what_was_said() -> None:
+    # `look` (a session inspected): a final frame at the same event, with the last final
+    # frame's stop and watch values (a watch's `changed` is the step's, not recomputed).
+    sim = FakeSim()
+    c = Controller(sim)
+    frames: list[Frame] = []
+    c.execute(Command("watches", watches=(("one", "1"),)), frames.append)
+    c.execute(Command("step", seq=1), frames.append)
+    c.execute(Command("goto", seq=2, index=3), frames.append)
+    went = frames[-1]
+    c.execute(Command("look", seq=3), frames.append)
+    look = frames[-1]
+    assert look.final and look.look and not went.look
+    assert look.seq == 3 and look.snapshot.event_index == went.snapshot.event_index == 3
+    assert (look.stop, look.stop_kind, look.watches) == (went.stop, went.stop_kind, went.watches)
+    assert look.stop == "went to event #3"

@@ -216,3 +216,30 @@ async def test_a_runtime_error_of_the_spec_stops_the_run() -> None:
         assert "6 |   prompt = 32 / (2 - serial);" in text
         assert "^^^^^^^^^^^^^^^^" in text
         assert "Traceback" not in text
+
+
+async def test_frames_carry_the_inspected_session_only_and_a_look_brings_another() -> None:
+    """The worker's frames carry the views of the sessions inspected (none at first): a
+    session inspected later is shown again by a `look`, which keeps what the status says."""
+    app = PoolApp.from_spec(SMALL)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await keys(pilot, "g")
+        await submit(pilot, "60")
+        snap = app.snapshot
+        assert snap is not None and snap.event_index == 60
+        assert snap.sessions == () and snap.shown == frozenset()
+        said = status(app)
+        pool = snap.pool("kv")
+        sid = pool.holds[0].session_id
+        name = pool.holds[0].session
+        app.action_inspect_session(sid)
+        await settle(pilot)
+        snap = app.snapshot
+        assert snap is not None and snap.event_index == 60
+        assert [s.session_id for s in snap.sessions] == [sid]
+        details = str(app.screen.query_one("#details-body", Static).content)
+        assert name in details and "class chat" in details and "…" not in details
+        assert status(app) == said
+        await keys(pilot, "n")  # the next step's frame carries it too
+        assert app.snapshot is not None and app.snapshot.covers(sid)

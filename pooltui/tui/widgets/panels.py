@@ -615,6 +615,9 @@ def inspect_session_text(snap: Snapshot, session_id: int | None, name: str | Non
     if view is None:
         label = name or f"session #{session_id}"
         text.append_text(session_text(label, session_id))
+        if session_id is not None and not snap.covers(session_id):  # a frame brings it
+            text.append(" …\n", "dim")
+            return text
         text.append(" is not live at this event (not arrived yet, or ended)\n", "dim")
         for pool in snap.pools:
             for e in pool.entries:
