@@ -357,6 +357,11 @@ class PoolView:
     duplicates: int = 0  # registered blocks whose content another block registered first
     shared: int = 0  # blocks held by more than one hold
 
+    def block_owner(self, block: int) -> BlockOwner | None:
+        """Who block `block` belongs to; None when it is free, or no block of this pool."""
+        m = self.blocks
+        return m.owner(block) if m is not None and 0 <= block < m.nblocks else None
+
 
 class ResidentView(NamedTuple):  # made in bulk: see QueueItemView
     session: str

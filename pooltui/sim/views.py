@@ -501,9 +501,6 @@ def _wanted(shown: Shown, pools: tuple[PoolView, ...]) -> frozenset[int]:
     """The sessions `shown` asks for: its own, and its blocks' holders in `pools`."""
     out = set(shown.sessions)
     for label, block in shown.blocks:
-        for p in pools:
-            if p.label == label and p.blocks is not None and 0 <= block < p.blocks.nblocks:
-                owner = p.blocks.owner(block)
-                if owner is not None:
-                    out.add(owner.session_id)
+        owners = (p.block_owner(block) for p in pools if p.label == label)
+        out.update(o.session_id for o in owners if o is not None)
     return frozenset(out)

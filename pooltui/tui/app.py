@@ -105,6 +105,7 @@ class PoolApp(App[int]):
         self._frame_drawn = threading.Event()
         self._frame_drawn.set()
         self.pacing = Pacing()  # the GIL, the garbage collector, the screen's cost per frame
+        self.inspecting: tuple[Any, ...] | None = None  # ("session", id), ("block", pool, b)
         self.controller: Controller | None = self._new_controller(sim) if sim is not None else None
         self._commands: queue.Queue[Command | None] = queue.Queue()
         self._seq = 0
@@ -118,7 +119,6 @@ class PoolApp(App[int]):
         self.watches: list[tuple[str, Any]] = []
         self.watch_values: tuple[WatchValue, ...] = ()
         self.rate = 10
-        self.inspecting: tuple[Any, ...] | None = None
         self.debugger: DebuggerScreen | None = None
         self.palette = Palette()
         self.running_style = Style(bold=True)
@@ -294,7 +294,7 @@ class PoolApp(App[int]):
         controller.ui_ready = self._ui_ready
         controller.ui_cost = self.pacing.cost
         controller.sample_expr = self._timeline_expression(sim)
-        controller.shown = shown_for(getattr(self, "inspecting", None))
+        controller.shown = shown_for(self.inspecting)
         return controller
 
     def _timeline_expression(self, sim: SimLike) -> Any:
@@ -523,10 +523,9 @@ class PoolApp(App[int]):
 
     def _show_frame(self, screen: DebuggerScreen, frame: Frame, run_frame: bool) -> None:
         snap = frame.snapshot
-        # A run's last frame at its last progress frame's state carries that frame's own
-        # snapshot (`Controller.frame`): the panels show it already. Drawn again, they were
-        # a whole screen's update more, in the pauses that came while that frame was drawn.
-        shown = snap is screen.snapshot and run_frame and screen.grow_only
+        # A run's last frame may carry its last progress frame's snapshot (`Controller.frame`):
+        # the panels show it already (drawn again: a whole screen's update more, in a pause).
+        on_screen = snap is screen.snapshot and run_frame and screen.grow_only
         # A run's frames only grow the panels' heights, its last one too: a pause that
         # re-laid the screen out (a shorter why, a shorter legend) took 30-70 ms more.
         screen.grow_only = run_frame
@@ -535,7 +534,7 @@ class PoolApp(App[int]):
         log.add_events(frame.events_from, frame.events)
         screen.query_one(Timeline).add(snap, frame.events, frame.samples, frame.events_from)
         log.cursor = snap.event_index
-        if not shown:
+        if not on_screen:
             screen.query_one(PoolsPanel).snapshot = snap
             screen.query_one(QueuePanel).snapshot = snap
             screen.query_one(StagesPanel).snapshot = snap
@@ -568,9 +567,10 @@ class PoolApp(App[int]):
     # ----------------------------------------------------------------- status, details
     def _refresh_status(self) -> None:
         screen = self.debugger
-        on = screen is not None and screen.is_mounted
-        status = screen.query_one_optional("#status", Static) if screen and on else None
-        if screen is None or status is None:
+        if screen is None or not screen.is_mounted:
+            return
+        status = screen.query_one_optional("#status", Static)
+        if status is None:
             return
         text = status_text(
             screen.spec_name,

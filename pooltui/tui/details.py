@@ -173,8 +173,7 @@ def lacks_view(snap: Snapshot, what: tuple[Any, ...] | None) -> bool:
     if what[0] == "session":
         return not snap.covers(what[1])
     try:
-        blocks = snap.pool(what[1]).blocks
-    except KeyError:
+        owner = snap.pool(what[1]).block_owner(what[2])
+    except KeyError:  # no such pool at this event
         return False
-    owner = blocks.owner(what[2]) if blocks is not None and 0 <= what[2] < blocks.nblocks else None
     return owner is not None and not snap.covers(owner.session_id)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from functools import partial
+from typing import NamedTuple
 
 from rich.style import Style
 from rich.text import Text
@@ -247,6 +248,17 @@ def _safe(label: str) -> str:
     return label.replace("[", "-").replace("]", "")
 
 
+class Room(NamedTuple):
+    """A panel's size, its room inside its scroll bars, and the screen's size."""
+
+    size: Size
+    inner: Size
+    screen: Size
+
+    def but_heights(self) -> tuple[int, int, Size]:
+        return self.size.width, self.inner.width, self.screen
+
+
 class PoolsPanel(SafeRender, VerticalScroll):
     """Every pool member, in declaration order. Redraws when the app sets `snapshot`,
     `palette` (on a theme change) or `inspected` (the block shown in Details)."""
@@ -262,7 +274,7 @@ class PoolsPanel(SafeRender, VerticalScroll):
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.cards: dict[str, PoolCard] = {}
-        self._shown_at: tuple[Size, Size, Size] | None = None  # `_room` when cards were made
+        self._shown_at: Room | None = None  # the room when the cards were made
 
     def watch_snapshot(self, snap: Snapshot | None) -> None:
         if snap is not None:
@@ -284,11 +296,7 @@ class PoolsPanel(SafeRender, VerticalScroll):
         if self.snapshot is None or room == self._shown_at:
             return
         was = self._shown_at
-        if (
-            was is not None
-            and grows_only(self)
-            and (room[0].width, room[1].width, room[2]) == (was[0].width, was[1].width, was[2])
-        ):
+        if was is not None and grows_only(self) and room.but_heights() == was.but_heights():
             return
         self.update_snapshot(self.snapshot, self.palette)
 
@@ -317,10 +325,9 @@ class PoolsPanel(SafeRender, VerticalScroll):
         for p in snap.pools:
             self.cards[p.label].update_pool(p, snap.violation, snap.last_event, palette)
 
-    def _room(self) -> tuple[Size, Size, Size]:
-        """The panel's size, its room inside its scroll bars, and the screen's size."""
+    def _room(self) -> Room:
         screen = self.screen.size if self.is_attached else Size(0, 0)
-        return self.size, self.scrollable_content_region.size, screen
+        return Room(self.size, self.scrollable_content_region.size, screen)
 
     def card(self, label: str) -> PoolCard | None:
         return self.cards.get(label)
@@ -569,11 +576,9 @@ def inspect_block_text(snap: Snapshot, pool_label: str, block: int) -> Text:
         return Text(f"no pool {pool_label} at this event", "dim")
     text.append(f"block {block} of {pool_label}", Style(bold=True))
     if pool.blocks is not None:
-        text.append(f"  ({pool.blocks.unit} units)\n", "dim")
-        owner = pool.blocks.owner(block) if 0 <= block < pool.blocks.nblocks else None
-    else:
-        text.append("\n")
-        owner = None
+        text.append(f"  ({pool.blocks.unit} units)", "dim")
+    text.append("\n")
+    owner = pool.block_owner(block)
     text.append_text(sharing.block_sharing_text(pool, block))
     if owner is None:
         text.append("free\n", "dim")
