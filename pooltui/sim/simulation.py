@@ -130,7 +130,10 @@ class Simulation:
         self._ckpt_at: list[int] = []  # event counts of checkpoints, sorted
         self._ckpt: list[bytes] = []  # packed states (`_pack`)
         self._ckpt_bytes = 0
-        self._ckpt_raw = False  # the newest checkpoint is a plain pickle (`_compress_last`)
+        # The event count of the checkpoint that is still a plain pickle, or -1
+        # (`_compress_last`): found by its count, as a checkpoint remembered at an
+        # action's start (`_replay_to`) may be put after it.
+        self._plain_at = -1
         # What the last snapshot made that the next may reuse (`build_snapshot`): the
         # sessions' attributes, the queued sessions' views.
         self._attrs_made: AttrsMade = {}
@@ -195,23 +198,29 @@ class Simulation:
         cost = done - began
         self._ckpt_due = done + CHECKPOINT_SHARE * cost if cost >= COSTLY_CHECKPOINT else 0.0
         self._ckpt.append(raw)
-        self._ckpt_raw = True
+        self._plain_at = n
         self._ckpt_bytes += len(raw)
         if len(self._ckpt) > MAX_CHECKPOINTS or self._ckpt_bytes > MAX_CHECKPOINT_BYTES:
             self._thin()
 
+    @property
+    def _ckpt_raw(self) -> bool:
+        """Whether a checkpoint is still a plain pickle."""
+        return self._plain_at >= 0
+
     def _compress_last(self) -> None:
-        """The newest checkpoint compressed, if it is not yet."""
-        if not self._ckpt_raw:
+        """The newest checkpoint taken compressed, if it is not yet."""
+        if self._plain_at < 0:
             return
         stop = self.abandon_checkpoint
         if stop is not None and stop():  # a pause waits: compressed at a later move
             return
-        self._ckpt_raw = False
+        i = bisect.bisect_left(self._ckpt_at, self._plain_at)
+        self._plain_at = -1
         began = time.thread_time()
-        raw = self._ckpt[-1]
+        raw = self._ckpt[i]
         packed = zlib.compress(raw, 1)
-        self._ckpt[-1] = packed
+        self._ckpt[i] = packed
         self._ckpt_bytes += len(packed) - len(raw)
         if self._ckpt_due:  # its cost counts in the spacing of the next one
             self._ckpt_due += CHECKPOINT_SHARE * (time.thread_time() - began)
@@ -223,6 +232,8 @@ class Simulation:
         self._ckpt_at = [self._ckpt_at[i] for i in keep]
         self._ckpt = [self._ckpt[i] for i in keep]
         self._ckpt_bytes = sum(len(c) for c in self._ckpt)
+        if self._plain_at >= 0 and self._plain_at not in self._ckpt_at:
+            self._plain_at = -1  # dropped
         self._every *= 2
 
     def _advance_frontier(self) -> bool:

@@ -143,6 +143,46 @@ def test_goto_and_back_equal_a_fresh_replay(
         simulation_module.MAX_CHECKPOINTS = original
 
 
+# Many sessions at once: an action (an iteration admitting 96 of them) is hundreds of
+# events long, so looking inside the newest one remembers its start as a checkpoint
+# (`_replay_to`) right after the newest checkpoint, still a plain pickle, was taken.
+LONG_ACTIONS = """
+stage gpu step { budget 2048; seats 96; time 1; }
+pool kv { cap 1200; block 4; evict lru; preempt lifo; queue fifo; admit via gpu; }
+session req[200] {
+  arrive at (0);
+  hold kv (min(max(12, context + 1), computed + budget_left(gpu)))
+       need (max(12, context + 1)) reserve (24) {
+    run gpu prefill (12);
+    run gpu decode (6);
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("target", [294, 585, 1167, 2040])
+def test_looking_inside_the_newest_action_then_moving_keeps_every_checkpoint_readable(
+    target: int,
+) -> None:
+    # `g N` past the frontier, the state shown, one step, then `g N` and `back` again:
+    # each state shown is the one a fresh run shows after that many events (the
+    # checkpoint remembered at the action's start is compressed once, not twice).
+    program = compile_spec(LONG_ACTIONS)
+    sim = Simulation(program, checkpoint_every=100)
+    sim.goto(target)
+    assert replace(sim.snapshot(), events_total=0) == replace(
+        _snapshot_after(program, target), events_total=0
+    )
+    assert sim.step() is not None
+    for index in (target, target - 1, target + 1):
+        sim.goto(index)
+        expected = _snapshot_after(program, index)
+        assert replace(sim.snapshot(), events_total=0) == replace(expected, events_total=0)
+    sim.back()
+    expected = _snapshot_after(program, target)
+    assert replace(sim.snapshot(), events_total=0) == replace(expected, events_total=0)
+
+
 def test_checkpoints_stay_bounded_and_their_spacing_grows(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(simulation_module, "MAX_CHECKPOINTS", 8)
     sim = Simulation(compile_spec(draws_spec(3, 64)), checkpoint_every=2)
