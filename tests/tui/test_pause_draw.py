@@ -224,6 +224,34 @@ async def test_the_source_scrolls_to_the_statement_in_the_same_update() -> None:
         assert view.scroll_offset.y == 55
 
 
+async def test_the_source_rows_kept_drawn_follow_the_statement_and_the_theme() -> None:
+    # Rows are kept drawn between looks; what a row shows must still be what the
+    # statement and the theme make it: the marker and the highlight move with the span,
+    # and a theme's colours reach rows drawn before it.
+    app = _Source()
+    async with app.run_test(size=(60, 20)) as pilot:
+        await pilot.pause()
+        view = app.query_one(SourceView)
+        view.span = Span("a.pool", 3, 1, 3, 3)
+        await pilot.pause()
+
+        def row(y: int) -> str:
+            return view.render_line(y).text
+
+        def gutter(y: int) -> Any:  # the style the row's gutter is drawn in
+            return next(iter(view.render_line(y))).style
+
+        assert row(2).startswith("▶  3 │x3") and row(4).startswith("   5 │x5")
+        lit = gutter(2)
+        view.span = Span("a.pool", 5, 1, 5, 3)
+        await pilot.pause()
+        assert row(2).startswith("   3 │x3") and row(4).startswith("▶  5 │x5")
+        assert gutter(4) == lit and gutter(2) != lit
+        app.theme = "nord" if app.theme != "nord" else "gruvbox"
+        await pilot.pause()
+        assert gutter(4) != lit
+
+
 async def test_the_pools_cards_are_remade_on_a_new_size_not_on_their_growth() -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:

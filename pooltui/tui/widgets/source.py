@@ -1,4 +1,9 @@
-"""The spec's text, with the statement behind the current event highlighted (Line API)."""
+"""The spec's text, with the statement behind the current event highlighted (Line API).
+
+Each row is drawn once per look (its text, where the statement's highlight and mark fall
+on it, the scroll, the width) and kept: a paused frame moves the highlight, so the rows
+around it are drawn again and the others are taken as they were (drawn character by
+character, the visible rows were 3-4 ms of each paused frame's update)."""
 
 from __future__ import annotations
 
@@ -35,8 +40,11 @@ class SourceView(TextLines, can_focus=True):
 
     span: reactive[Span | None] = reactive(None, repaint=False)
 
+    DRAWN_KEPT = 512  # rows kept drawn (a few screens of them, at a few highlights)
+
     def __init__(self, source: str = "", **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
+        self._drawn: dict[tuple[int, ...], Strip] = {}
         self.lines = source.split("\n")
         if self.lines and self.lines[-1] == "":
             self.lines.pop()
@@ -49,6 +57,11 @@ class SourceView(TextLines, can_focus=True):
 
     def on_resize(self, event: events.Resize) -> None:
         self._update_size()
+
+    def notify_style_update(self) -> None:
+        """The theme changed: every row is drawn again in its colours."""
+        super().notify_style_update()
+        self._drawn.clear()
 
     def watch_span(self, span: Span | None) -> None:
         if span is not None and span.line >= 1:
@@ -75,17 +88,39 @@ class SourceView(TextLines, can_focus=True):
         scroll_x, scroll_y = self.scroll_offset
         width = self.scrollable_content_region.width
         row = y + scroll_y
-        base = Style(bgcolor=self.get_component_rich_style("source-view--line").bgcolor)
-        if row >= len(self.lines):
-            return Strip.blank(width, base)
-        text = self.lines[row].replace("\t", " ")
         lineno = row + 1
         span = self.span
         in_span = span is not None and span.line <= lineno <= span.end_line
+        start_col = end_col = 0
+        if in_span and span is not None:
+            start_col = span.col - 1 if lineno == span.line else 0
+            end_col = span.end_col - 1 if lineno == span.end_line else -1  # -1: to its end
+        marked = span is not None and lineno == span.line
+        key = (row, in_span, marked, start_col, end_col, scroll_x, width)
+        strip = self._drawn.get(key)
+        if strip is None:
+            if len(self._drawn) >= self.DRAWN_KEPT:
+                self._drawn.clear()
+            whole = self._draw(row, in_span, marked, start_col, end_col)
+            strip = whole.crop_extend(scroll_x, scroll_x + width, self._row_base(in_span))
+            self._drawn[key] = strip
+        return strip
+
+    def _row_base(self, in_span: bool) -> Style:
+        base = Style(bgcolor=self.get_component_rich_style("source-view--line").bgcolor)
         statement = self.get_component_rich_style("source-view--statement")
-        row_base = base + Style(bgcolor=statement.bgcolor) if in_span else base
+        return base + Style(bgcolor=statement.bgcolor) if in_span else base
+
+    def _draw(self, row: int, in_span: bool, marked: bool, start_col: int, end_col: int) -> Strip:
+        """Row `row` whole (not cropped to the view), the statement's columns
+        [start_col, end_col) marked (end_col -1: to the end of the row)."""
+        row_base = self._row_base(in_span)
+        if row >= len(self.lines):
+            return Strip.blank(0, row_base)
+        text = self.lines[row].replace("\t", " ")
+        lineno = row + 1
         gutter_style = row_base + self.get_component_rich_style("source-view--gutter", partial=True)
-        marker = "▶" if span is not None and lineno == span.line else " "
+        marker = "▶" if marked else " "
         segments = [Segment(f"{marker}{lineno:>{self.gutter_width - 3}} │", gutter_style)]
         # Comments dimmed; the span's columns marked.
         hash_at = text.find("#")
@@ -94,10 +129,9 @@ class SourceView(TextLines, can_focus=True):
         )
         mark = self.get_component_rich_style("source-view--mark")
         mark_style = Style(bgcolor=mark.bgcolor, bold=True)
-        start_col, end_col = 0, 0
-        if in_span and span is not None:
-            start_col = span.col - 1 if lineno == span.line else 0
-            end_col = span.end_col - 1 if lineno == span.end_line else len(text)
+        if in_span:
+            if end_col < 0:
+                end_col = len(text)
             start_col = max(0, start_col)
             end_col = max(start_col, min(len(text), end_col))
         for i, ch in enumerate(text):
@@ -107,5 +141,4 @@ class SourceView(TextLines, can_focus=True):
             if start_col <= i < end_col:
                 style = style + mark_style
             segments.append(Segment(ch, style))
-        strip = Strip(Segment.simplify(segments))
-        return strip.crop_extend(scroll_x, scroll_x + width, row_base)
+        return Strip(Segment.simplify(segments))
