@@ -23,6 +23,7 @@ from pooltui.sim.events import Violation as Violation  # its home is events.py
 Number = int | float
 # A queue's planned figures (units, need, hit) are worked out for its first positions only:
 # as many as the Queue panel lists; in vLLM the waiting queue's head is all a step tries.
+# A screen asks for fewer, the rows it shows (`Shown.queue`).
 QUEUE_PLANNED = 200
 # A session attribute: a number, or (read from a source) a string or a list of them.
 AttrValue = Number | str | tuple[Number | str, ...]
@@ -328,8 +329,9 @@ class QueueItemView(NamedTuple):
     waited: float
     preempted: bool
     enqueued_at: float
-    # False past the first QUEUE_PLANNED positions: units, need and hit are not worked out
-    # (a long queue's tail; a run's frames would spend most of their time on it)
+    # False past the first positions the snapshot plans (`Snapshot.queue_planned`) unless
+    # its session is shown: units, need and hit are not worked out (a long queue's tail; a
+    # run's frames would spend most of their time on it)
     planned: bool = True
 
 
@@ -467,6 +469,9 @@ class Shown:
 
     sessions: frozenset[int] = frozenset()
     blocks: tuple[tuple[str, int], ...] = ()
+    # The queue positions (of each pool) whose planned figures are worked out: the rows a
+    # Queue panel shows (at most QUEUE_PLANNED; the shown sessions' always are).
+    queue: int = QUEUE_PLANNED
 
 
 @dataclass(frozen=True, slots=True)
@@ -485,6 +490,8 @@ class Snapshot:
     # The sessions it has the views of (those that are live), when made for a `Shown`:
     # its sessions and its blocks' holders then. None: every live session's.
     shown: frozenset[int] | None = None
+    # The positions of each pool's queue planned (`Shown.queue`; the shown sessions' too).
+    queue_planned: int = QUEUE_PLANNED
 
     def covers(self, session_id: int) -> bool:
         """Whether `sessions` says if this session is live (with its view if it is)."""

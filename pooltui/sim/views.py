@@ -119,7 +119,11 @@ def _entries(eng: Engine, p: PoolState, order: Sequence[CacheEntry]) -> tuple[En
     return tuple(out)
 
 
-def _queue(eng: Engine, p: PoolState) -> tuple[QueueItemView, ...]:
+def _queue(
+    eng: Engine, p: PoolState, planned_upto: int, sessions: frozenset[int]
+) -> tuple[QueueItemView, ...]:
+    """p's queue in selection order; the first `planned_upto` positions planned, and the
+    holds of `sessions` wherever they are."""
     s = eng.s
     pd = eng.t.pools[p.decl]
     if pd.queue_keys is None:
@@ -136,7 +140,7 @@ def _queue(eng: Engine, p: PoolState) -> tuple[QueueItemView, ...]:
         units: Number | None = None
         need: Number | None = None
         hit = 0
-        planned = pos < QUEUE_PLANNED
+        planned = pos < planned_upto or h.sid in sessions
         if planned:
             counter = sess.counter  # looking must not draw
             try:
@@ -212,7 +216,11 @@ def _block_map(
 
 
 def _pool_view(
-    eng: Engine, p: PoolState, tiers: dict[str, list[str]], made: dict[int, HoldView]
+    eng: Engine,
+    p: PoolState,
+    tiers: dict[str, list[str]],
+    made: dict[int, HoldView],
+    shown: Shown | None,
 ) -> PoolView:
     pd = eng.t.pools[p.decl]
     holds = []
@@ -240,7 +248,9 @@ def _pool_view(
         _block_map(eng, p, order, entries),
         tuple(holds),
         entries,
-        _queue(eng, p),
+        _queue(eng, p, QUEUE_PLANNED, frozenset())
+        if shown is None
+        else _queue(eng, p, min(shown.queue, QUEUE_PLANNED), shown.sessions),
         pd.evict_text,
         pd.queue_text,
         pd.ir.preempt,
@@ -436,7 +446,7 @@ def build_snapshot(
             label = s.pools[eng.pool_base[tier[0]] + tier[1]].label
             tiers.setdefault(label, []).append(s.pools[pi].label)
     made: dict[int, HoldView] = {}
-    pools = tuple(_pool_view(eng, p, tiers, made) for p in s.pools)
+    pools = tuple(_pool_view(eng, p, tiers, made, shown) for p in s.pools)
     wanted = None if shown is None else _wanted(shown, pools)
     if wanted is not None:  # the caches stay the last whole snapshot's
         attrs_made = sessions_made = None
@@ -494,6 +504,7 @@ def build_snapshot(
         s.halted,
         s.violation,
         wanted,
+        QUEUE_PLANNED if shown is None else min(shown.queue, QUEUE_PLANNED),
     )
 
 

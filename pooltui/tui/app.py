@@ -56,6 +56,7 @@ from pooltui.tui.messages import (
     HandlerFailed,
     InspectBlock,
     Pause,
+    QueueShown,
     Reload,
     SimFailed,
     SimFrame,
@@ -65,9 +66,16 @@ from pooltui.tui.messages import (
 from pooltui.tui.pacing import IDLE_COLLECT, Pacing
 from pooltui.tui.screens import CompileErrorScreen, HelpScreen
 from pooltui.tui.widgets.eventlog import EventLog
-from pooltui.tui.widgets.panels import PoolsPanel, QueuePanel, StagesPanel, WatchesPanel, set_text
+from pooltui.tui.widgets.panels import (
+    QUEUE_ROWS,
+    PoolsPanel,
+    QueuePanel,
+    StagesPanel,
+    WatchesPanel,
+    set_text,
+)
 from pooltui.tui.widgets.source import SourceView
-from pooltui.tui.widgets.timeline import Timeline, timeline_figure
+from pooltui.tui.widgets.timeline import Timeline, timeline_expression
 
 FRAME_DRAWN_WAIT = 0.25  # seconds a run's worker waits at most for its frame to be drawn
 SPEEDS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 5000, 10000, 100000)
@@ -106,6 +114,7 @@ class PoolApp(App[int]):
         self._frame_drawn.set()
         self.pacing = Pacing()  # the GIL, the garbage collector, the screen's cost per frame
         self.inspecting: tuple[Any, ...] | None = None  # ("session", id), ("block", pool, b)
+        self.queue_rows = QUEUE_ROWS  # the Queue panel's rows, planned in frames (`QueueShown`)
         self.controller: Controller | None = self._new_controller(sim) if sim is not None else None
         self._commands: queue.Queue[Command | None] = queue.Queue()
         self._seq = 0
@@ -293,19 +302,10 @@ class PoolApp(App[int]):
         controller = Controller(sim)
         controller.ui_ready = self._ui_ready
         controller.ui_cost = self.pacing.cost
-        controller.sample_expr = self._timeline_expression(sim)
-        controller.shown = shown_for(self.inspecting)
-        return controller
-
-    def _timeline_expression(self, sim: SimLike) -> Any:
-        """`allocated(POOL)` of the first pool with a finite cap (its first member), the
-        figure the worker samples for the timeline; None when there is none."""
         program = getattr(sim, "program", None)
-        text = timeline_figure(program)
-        try:
-            return self.compile_expression(text, program) if text is not None else None
-        except Exception:  # no timeline figure: the timeline shows the frames only
-            return None
+        controller.sample_expr = timeline_expression(program, self.compile_expression)
+        controller.shown = shown_for(self.inspecting, self.queue_rows)
+        return controller
 
     # ----------------------------------------------------------------- commands
     def send(self, kind: str, **kwargs: Any) -> None:
@@ -393,6 +393,11 @@ class PoolApp(App[int]):
     @guarded
     def on_inspect_block(self, message: InspectBlock) -> None:
         self.inspect_block(message.pool, message.block)
+
+    @guarded
+    def on_queue_shown(self, message: QueueShown) -> None:
+        self.queue_rows = message.rows
+        self._inspect(self.inspecting)
 
     @guarded
     def on_clear_inspection(self, message: ClearInspection) -> None:
@@ -529,7 +534,7 @@ class PoolApp(App[int]):
         # A run's frames only grow the panels' heights, its last one too: a pause that
         # re-laid the screen out (a shorter why, a shorter legend) took 30-70 ms more.
         screen.grow_only = run_frame
-        self._set_palette(screen)  # a reactive: nothing happens unless the theme changed
+        screen.set_palette(self.palette)  # reactives: nothing happens unless the theme changed
         log = screen.query_one(EventLog)
         log.add_events(frame.events_from, frame.events)
         screen.query_one(Timeline).add(snap, frame.events, frame.samples, frame.events_from)
@@ -600,13 +605,14 @@ class PoolApp(App[int]):
 
     def _inspect(self, what: tuple[Any, ...] | None) -> None:
         """Inspect a session, a block or nothing. Frames carry the inspected sessions'
-        views only (`Shown`): the worker shows the state again with it (`look`)."""
+        views only, and the Queue panel's rows planned (`Shown`): the worker shows the
+        state again with what they lack (`look`)."""
         self.inspecting = what
         c, snap = self.controller, self.snapshot
         if c is None:
             return
-        c.shown = shown_for(what)
-        if snap is None or self.running or not lacks_view(snap, what):
+        c.shown = shown_for(what, self.queue_rows)
+        if snap is None or self.running or not lacks_view(snap, what, self.queue_rows):
             return
         self._seq += 1
         self._issued = self._seq
@@ -686,15 +692,5 @@ class PoolApp(App[int]):
         self.running_style = Style(bold=True, color=self.palette.good)
         screen = self.debugger
         if screen is not None and screen.is_mounted:
-            self._set_palette(screen)
+            screen.set_palette(self.palette)
             self._refresh_status()
-
-    def _set_palette(self, screen: DebuggerScreen) -> None:
-        screen.query_one(PoolsPanel).palette = self.palette
-        screen.query_one(QueuePanel).palette = self.palette
-        screen.query_one(StagesPanel).palette = self.palette
-        screen.query_one(WatchesPanel).palette = self.palette
-        timeline = screen.query_one(Timeline)
-        if timeline.palette != self.palette:
-            timeline.palette = self.palette
-            timeline.refresh()

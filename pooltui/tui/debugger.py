@@ -24,7 +24,7 @@ from textual.widgets import Static, Tab, TabbedContent, TabPane, Tabs
 
 from pooltui.sim.events import MOMENTS, Event
 from pooltui.sim.snapshot import Snapshot
-from pooltui.tui.colors import session_hex
+from pooltui.tui.colors import Palette, session_hex
 from pooltui.tui.driver import SimLike
 from pooltui.tui.messages import (
     ChangeSpeed,
@@ -363,6 +363,17 @@ class DebuggerScreen(Screen[None]):
     @guarded
     def action_teach(self) -> None:
         self.teaching = not self.teaching
+
+    def set_palette(self, palette: Palette) -> None:
+        """The theme's colours for the panels and the timeline (rich styles, not CSS)."""
+        self.query_one(PoolsPanel).palette = palette
+        self.query_one(QueuePanel).palette = palette
+        self.query_one(StagesPanel).palette = palette
+        self.query_one(WatchesPanel).palette = palette
+        timeline = self.query_one(Timeline)
+        if timeline.palette != palette:
+            timeline.palette = palette
+            timeline.refresh()
 
     def show_view(self, name: str) -> None:
         """In the narrow layout, bring a panel forward (the app shows Details this way)."""

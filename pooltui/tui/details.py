@@ -13,8 +13,8 @@ from rich.style import Style
 from rich.text import Text
 
 from pooltui.lang.words import number, seconds
-from pooltui.sim.snapshot import Shown, Snapshot
-from pooltui.tui.widgets.panels import inspect_block_text, inspect_session_text
+from pooltui.sim.snapshot import QUEUE_PLANNED, Shown, Snapshot
+from pooltui.tui.widgets.panels import QUEUE_ROWS, inspect_block_text, inspect_session_text
 
 HALTS = ("violation", "error", "halt")
 
@@ -156,18 +156,22 @@ def figure(value: Any) -> str:
     return str(value)
 
 
-def shown_for(what: tuple[Any, ...] | None) -> Shown:
-    """The sessions whose views frames carry, for what is inspected."""
+def shown_for(what: tuple[Any, ...] | None, queue: int = QUEUE_ROWS) -> Shown:
+    """What frames carry for the screen: the inspected session's view (or its block's
+    holder's), and each queue's first `queue` positions planned (the Queue panel's rows)."""
     if what is None:
-        return Shown()
+        return Shown(queue=queue)
     if what[0] == "session":
-        return Shown(frozenset((what[1],)))
-    return Shown(blocks=((what[1], what[2]),))
+        return Shown(frozenset((what[1],)), queue=queue)
+    return Shown(blocks=((what[1], what[2]),), queue=queue)
 
 
-def lacks_view(snap: Snapshot, what: tuple[Any, ...] | None) -> bool:
+def lacks_view(snap: Snapshot, what: tuple[Any, ...] | None, queue: int = 0) -> bool:
     """Whether `snap` lacks the view of the session `what` inspects (or of its block's
-    holder)."""
+    holder), or the planned figures of a queue's first `queue` positions."""
+    wanted = min(queue, QUEUE_PLANNED)
+    if snap.queue_planned < wanted and any(len(p.queue) > snap.queue_planned for p in snap.pools):
+        return True
     if what is None:
         return False
     if what[0] == "session":

@@ -91,6 +91,15 @@ class InspectBlock(Message):
         self.block = block
 
 
+class QueueShown(Message):
+    """The Queue panel shows its rows down to `rows` (its scroll and height): each queue's
+    first `rows` positions are wanted with their planned figures."""
+
+    def __init__(self, rows: int) -> None:
+        super().__init__()
+        self.rows = rows
+
+
 class ClearInspection(Message):
     """Nothing inspected any more."""
 

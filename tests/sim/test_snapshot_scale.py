@@ -10,8 +10,9 @@ figures (`planned` false). Everything else a snapshot says is unchanged.
 from __future__ import annotations
 
 import pickle
+from typing import Any
 
-from pooltui.sim.snapshot import QUEUE_PLANNED, BlockContents, Cells, Registered
+from pooltui.sim.snapshot import QUEUE_PLANNED, BlockContents, Cells, Registered, Shown
 from tests.sim.helpers import sim_of
 
 # One seat, one block of 8 units: every hold but the admitted one waits.
@@ -67,6 +68,39 @@ def test_a_long_queue_has_figures_for_its_head_only() -> None:
     # The tail: no figures, but where it is and how long it has waited.
     assert all(not item.planned and item.units is None and item.need is None for item in tail)
     assert all(item.hit == 0 and item.waited == 0 for item in tail)
+
+
+def test_a_screen_asks_for_the_rows_it_shows_and_the_sessions_it_inspects() -> None:
+    # `Shown.queue`: the debugger's frames plan the positions its Queue panel shows, and a
+    # shown session wherever it waits (even past QUEUE_PLANNED); the rest as unplanned
+    # tail rows. Nothing else differs from the whole snapshot.
+    sim = sim_of(LONG_QUEUE)
+    while sim.step() is not None:
+        if len(sim.snapshot().pool("kv").queue) == 250:
+            break
+    whole = sim.snapshot()
+    inspected = (whole.session("req[40]").session_id, whole.session("req[230]").session_id)
+    part = sim.snapshot(Shown(frozenset(inspected), queue=32))
+    assert (whole.queue_planned, part.queue_planned) == (QUEUE_PLANNED, 32)
+    queue = part.pool("kv").queue
+    planned = [item.position for item in queue if item.planned]
+    assert planned == [*range(32), 40, 230]
+    for item in queue:
+        if item.planned:  # units 8 (the header), nothing cached to hit
+            assert (item.units, item.hit) == (8, 0)
+        else:
+            assert (item.units, item.need, item.hit) == (None, None, 0)
+
+    # Apart from `planned` and its figures, the queue is the whole one's.
+    def where(item: Any) -> tuple[Any, ...]:
+        return (item.session, item.position, item.keys, item.waited, item.enqueued_at)
+
+    assert [where(i) for i in queue] == [where(i) for i in whole.pool("kv").queue]
+    assert (part.stages, part.counts, part.last_event) == (
+        whole.stages, whole.counts, whole.last_event,
+    )  # fmt: skip
+    # More than QUEUE_PLANNED asked: QUEUE_PLANNED planned.
+    assert sim.snapshot(Shown(queue=10_000)).queue_planned == QUEUE_PLANNED
 
 
 def test_a_short_queue_is_planned_whole() -> None:

@@ -5,6 +5,7 @@ only when it is on screen; what the panels say is unchanged."""
 from __future__ import annotations
 
 import gc
+from pathlib import Path
 from typing import Any
 
 from rich.text import Text
@@ -12,11 +13,13 @@ from textual.app import App, ComposeResult
 
 from pooltui.sim.snapshot import QUEUE_PLANNED
 from pooltui.tui import pacing
+from pooltui.tui.app import PoolApp
 from pooltui.tui.pacing import Pacing
-from pooltui.tui.widgets.panels import inspect_session_text
+from pooltui.tui.widgets.panels import QueuePanel, inspect_session_text
 from pooltui.tui.widgets.rows import Row, TextRows
 from tests.sim.helpers import sim_of
 from tests.sim.test_snapshot_scale import LONG_QUEUE
+from tests.tui.conftest import SIZE, settle
 
 
 class RowsApp(App[None]):
@@ -99,6 +102,39 @@ async def test_while_heights_only_grow_the_scroll_range_only_grows() -> None:
         rows.update_rows([Text(f"row {i}") for i in range(3)])
         await pilot.pause()
         assert rows.virtual_size.height == 3 and not rows.show_vertical_scrollbar
+
+
+async def test_the_queue_rows_on_screen_are_planned_and_a_scroll_past_them_brings_theirs(
+    tmp_path: Path,
+) -> None:
+    # The debugger's frames plan the queue positions its Queue panel shows, in steps of
+    # QUEUE_ROWS (32) rows; scrolled further while paused, the worker shows the state again
+    # with those planned (`look`). LONG_QUEUE: after event 499 all 250 holds wait.
+    spec = tmp_path / "long.pool"
+    spec.write_text(LONG_QUEUE)
+    app = PoolApp.from_spec(str(spec))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.send("goto", index=499)
+        await settle(pilot)
+        panel = app.screen.query_one(QueuePanel)
+        assert panel.size.height <= 28  # its rows down to 28 at most: the first step
+        snap = app.snapshot
+        assert snap is not None and snap.event_index == 499
+        queue = snap.pool("kv").queue
+        assert len(queue) == 250 and snap.queue_planned == 32
+        assert [item.position for item in queue if item.planned] == list(range(32))
+        body = panel.query_one(TextRows)
+        assert "req[5]" in body.content.plain.splitlines()[7]  # title, header, 0..5
+        assert body.content.plain.splitlines()[7].split()[2] == "8"  # its units
+        body.scroll_to(y=100, animate=False)  # rows down to 100 + height <= 128
+        await pilot.pause()
+        await settle(pilot)
+        snap = app.snapshot
+        assert snap.event_index == 499 and snap.queue_planned == 128
+        row = body.content.plain.splitlines()[2 + 120]
+        assert "req[120]" in row and row.split()[2] == "8"
+        assert app.stop == "went to event #499"  # the look says what the goto said
 
 
 def test_details_of_a_hold_past_the_planned_head() -> None:

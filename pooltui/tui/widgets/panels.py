@@ -33,7 +33,7 @@ from pooltui.sim.snapshot import (
 )
 from pooltui.tui.colors import Palette, on, rank_glyph, session_hex
 from pooltui.tui.driver import WatchValue
-from pooltui.tui.messages import SafeRender, guarded_compose
+from pooltui.tui.messages import QueueShown, SafeRender, guarded_compose
 from pooltui.tui.widgets import sharing
 from pooltui.tui.widgets.blockmap import BlockMapView
 from pooltui.tui.widgets.legend import (
@@ -346,11 +346,23 @@ def waited(seconds: float) -> str:
     return f"{seconds:.0f}s"
 
 
+QUEUE_ROWS = 32  # the queue rows a screen asks planned, in steps of this many (`QueueShown`)
+
+
+def queue_rows(bottom: int) -> int:
+    """The planned positions asked for when the Queue panel shows rows down to `bottom`:
+    in steps (a scroll of a few rows asks nothing new), at least one step. A queue's
+    position p is on row p + 2 or further down (its pool's title and header first)."""
+    return QUEUE_ROWS * max(1, -(-bottom // QUEUE_ROWS))
+
+
 class QueuePanel(SafeRender, Vertical):
     """Waiting holds of every pool, in selection order. Redraws when the app sets
-    `snapshot`."""
+    `snapshot`. Says which rows it shows (`QueueShown`): only those are planned in the
+    frames of a debugger (the 200 of a full GPU's queue were half of each snapshot)."""
 
     LIMIT = QUEUE_PLANNED  # rows per pool (the snapshot's planned head); the rest is counted
+    _rows_asked = 0
 
     snapshot: reactive[Snapshot | None] = reactive(None, always_update=True, repaint=False)
     palette: reactive[Palette] = reactive(Palette, repaint=False)
@@ -358,6 +370,19 @@ class QueuePanel(SafeRender, Vertical):
     @guarded_compose
     def compose(self) -> ComposeResult:
         yield TextRows(id="queue-body")
+
+    def on_mount(self) -> None:
+        self.watch(self.query_one("#queue-body", TextRows), "scroll_y", self._rows_shown)
+
+    def on_resize(self) -> None:
+        self._rows_shown()
+
+    def _rows_shown(self, *_: object) -> None:
+        body = self.query_one("#queue-body", TextRows)
+        rows = queue_rows(int(body.scroll_y) + self.size.height)
+        if rows != self._rows_asked:
+            self._rows_asked = rows
+            self.post_message(QueueShown(rows))
 
     def watch_snapshot(self) -> None:
         if self.snapshot is not None:
@@ -404,7 +429,8 @@ def _queue_row(item: QueueItemView, name_w: int, keys_w: int, palette: Palette) 
     text.append_text(name)
     text.append(
         f"{number(item.units, 4):>6} {number(item.need, 4):>6} {number(item.reserve, 4):>7} "
-        f"{number(item.hit, 4):>5}  {_keys(item.keys):<{keys_w}}  {waited(item.waited):>8}"
+        f"{number(item.hit if item.planned else None, 4):>5}  {_keys(item.keys):<{keys_w}}  "
+        f"{waited(item.waited):>8}"
     )
     if item.preempted:
         text.append("  ⟲ preempted", Style(color=palette.warn, bold=True))
@@ -650,7 +676,7 @@ def inspect_session_text(snap: Snapshot, session_id: int | None, name: str | Non
                 figures = (
                     f"units {number(item.units, 4)}, hit {number(item.hit, 4)}"
                     if item.planned
-                    else f"units and hit worked out for the first {QUEUE_PLANNED} only"
+                    else f"units and hit worked out for the first {snap.queue_planned} only"
                 )
                 text.append(
                     f"queued on {pool.label} at position {item.position}: {figures}, "

@@ -10,7 +10,8 @@ the packed log: only the marked events are built), and drawing reads `BUCKETS` n
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from rich.segment import Segment
 from rich.style import Style
@@ -259,6 +260,17 @@ def timeline_figure(program: object) -> str | None:
             label = f"{pool.name}[0]" if getattr(pool, "family", False) else pool.name
             return f"allocated({label})"
     return None
+
+
+def timeline_expression(program: object, compile_expression: Callable[..., Any]) -> Any:
+    """`timeline_figure` compiled for the worker to sample (`compile_expression(text,
+    program)`); None when there is none, or it does not compile (the timeline then shows
+    the frames' marks only)."""
+    text = timeline_figure(program)
+    try:
+        return compile_expression(text, program) if text is not None else None
+    except Exception:
+        return None
 
 
 def _mark_bit(kind: str) -> int:
