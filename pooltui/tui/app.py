@@ -38,12 +38,12 @@ from pooltui.tui.details import (
     HALTS,
     details_text,
     failure_text,
+    halt_text,
     lacks_view,
     reload_error_text,
     shown_for,
     start_failure,
     status_text,
-    stop_text,
 )
 from pooltui.tui.driver import LONG, Command, Controller, Frame, SimLike, WatchValue
 from pooltui.tui.loading import load_spec
@@ -51,6 +51,7 @@ from pooltui.tui.messages import (
     BreakpointsChanged,
     ChangeSpeed,
     ClearInspection,
+    DetailsShown,
     Drive,
     Find,
     HandlerFailed,
@@ -115,6 +116,7 @@ class PoolApp(App[int]):
         self.pacing = Pacing()  # the GIL, the garbage collector, the screen's cost per frame
         self.inspecting: tuple[Any, ...] | None = None  # ("session", id), ("block", pool, b)
         self.queue_rows = QUEUE_ROWS  # the Queue panel's rows, planned in frames (`QueueShown`)
+        self._details_due = False  # the Details tab is to be made when shown
         self.controller: Controller | None = self._new_controller(sim) if sim is not None else None
         self._commands: queue.Queue[Command | None] = queue.Queue()
         self._seq = 0
@@ -212,11 +214,9 @@ class PoolApp(App[int]):
             self._failed = False
             self._refresh_status()
             screen = self.debugger
+            self._details_due = False  # the errors, not the state, when the tab shows
             if screen is not None and screen.is_mounted:
-                text = reload_error_text(error, Style(color=self.palette.error))
-                set_text(screen.query_one("#details-body", Static), text, wrap=True)
-                screen.query_one(TabbedContent).active = "details"
-                screen.show_view("side")
+                screen.show_details_text(reload_error_text(error, Style(color=self.palette.error)))
             return
         index = self.snapshot.event_index if self.snapshot is not None else -1
         old = self.debugger
@@ -395,6 +395,11 @@ class PoolApp(App[int]):
         self.inspect_block(message.pool, message.block)
 
     @guarded
+    def on_details_shown(self, message: DetailsShown) -> None:
+        if self._details_due:
+            self.show_details()
+
+    @guarded
     def on_queue_shown(self, message: QueueShown) -> None:
         self.queue_rows = message.rows
         self._inspect(self.inspecting)
@@ -434,13 +439,9 @@ class PoolApp(App[int]):
             self._show_failure()
 
     def _show_failure(self) -> None:
-        screen = self.debugger
-        if screen is None or not screen.is_mounted:
-            return
-        text = failure_text(self.stop or "", Style(color=self.palette.error))
-        set_text(screen.query_one("#details-body", Static), text, wrap=True)
-        screen.query_one(TabbedContent).active = "details"
-        screen.show_view("side")
+        screen, self._details_due = self.debugger, False
+        if screen is not None and screen.is_mounted:
+            screen.show_details_text(failure_text(self.stop or "", Style(color=self.palette.error)))
 
     # ----------------------------------------------------------------- frames
     @guarded
@@ -629,13 +630,14 @@ class PoolApp(App[int]):
         snap = self.snapshot
         if screen is None or snap is None or not screen.is_mounted:
             return
+        if not switch and not screen.details_shown():
+            # Made when shown (`DetailsShown`): a hidden widget refreshed has Textual map
+            # every widget of the screen again (4 ms of a full GPU's paused frame).
+            self._details_due = True
+            return
+        self._details_due = False
         error = Style(color=self.palette.error)
-        halted = None
-        if self.stop_kind in HALTS and self.stop:
-            if self._failed:
-                halted = failure_text(self.stop, error)
-            else:
-                halted = stop_text(self.stop, snap, self.error_text, error)
+        halted = halt_text(self.stop, self.stop_kind, self._failed, snap, self.error_text, error)
         text = details_text(snap, halted=halted, inspecting=self.inspecting)
         try:
             set_text(screen.query_one("#details-body", Static), text, wrap=True)

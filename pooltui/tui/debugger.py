@@ -29,6 +29,7 @@ from pooltui.tui.driver import SimLike
 from pooltui.tui.messages import (
     ChangeSpeed,
     ClearInspection,
+    DetailsShown,
     Drive,
     Find,
     InspectBlock,
@@ -350,6 +351,8 @@ class DebuggerScreen(Screen[None]):
         tabs = self.query_one("#views", Tabs)
         if tabs.active != f"view-{view}":
             tabs.active = f"view-{view}"
+        if self.details_shown():
+            self.post_message(DetailsShown())
 
     @guarded
     def action_next_view(self) -> None:
@@ -363,6 +366,22 @@ class DebuggerScreen(Screen[None]):
     @guarded
     def action_teach(self) -> None:
         self.teaching = not self.teaching
+
+    def details_shown(self) -> bool:
+        """Whether the Details tab is on screen: its side panel shown, the tab active."""
+        side = self.query_one("#side", TabbedContent)
+        return bool(side.display) and side.active == "details"
+
+    def show_details_text(self, text: Text) -> None:
+        """`text` in the Details tab, brought forward (a failure, a reload's errors)."""
+        set_text(self.query_one("#details-body", Static), text, wrap=True)
+        self.query_one(TabbedContent).active = "details"
+        self.show_view("side")
+
+    @guarded
+    def on_tabbed_content_tab_activated(self, message: TabbedContent.TabActivated) -> None:
+        if message.pane.id == "details":
+            self.post_message(DetailsShown())
 
     def set_palette(self, palette: Palette) -> None:
         """The theme's colours for the panels and the timeline (rich styles, not CSS)."""

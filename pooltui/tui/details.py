@@ -116,6 +116,21 @@ def reload_error_text(error: str | None, style: Style) -> Text:
     return text
 
 
+def halt_text(
+    stop: str | None,
+    stop_kind: str | None,
+    failed: bool,
+    snap: Snapshot,
+    error_text: str | None,
+    error: Style,
+) -> Text | None:
+    """What the Details tab says first when the simulation halted (or the debugger
+    failed): None when it did not."""
+    if stop_kind not in HALTS or not stop:
+        return None
+    return failure_text(stop, error) if failed else stop_text(stop, snap, error_text, error)
+
+
 def details_text(
     snap: Snapshot,
     *,

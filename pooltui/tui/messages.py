@@ -91,6 +91,10 @@ class InspectBlock(Message):
         self.block = block
 
 
+class DetailsShown(Message):
+    """The Details tab came on screen (its text is made only while it is)."""
+
+
 class QueueShown(Message):
     """The Queue panel shows its rows down to `rows` (its scroll and height): each queue's
     first `rows` positions are wanted with their planned figures."""

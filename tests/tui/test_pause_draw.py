@@ -334,3 +334,29 @@ async def test_a_pause_at_the_state_shown_does_not_draw_the_panels_again(
         app.on_sim_frame(SimFrame(replace(last, snapshot=replace(shown))))
         assert sorted(made) == ["PoolsPanel", "QueuePanel", "StagesPanel"]
         await settle(pilot)
+
+
+async def test_the_details_tab_is_made_when_it_is_shown_not_while_it_is_hidden() -> None:
+    # A hidden widget refreshed has Textual map every widget of the screen again (a full
+    # GPU: 4 ms of each paused frame): the Details tab's text is made when the tab shows.
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.debugger
+        assert screen is not None
+        side = screen.query_one("#side", TabbedContent)
+        assert side.active == "notes"
+        body = screen.query_one("#details-body", Static)
+        before = str(body.content)
+        for _ in range(3):
+            await pilot.press("n")
+            await settle(pilot)
+        snap = app.snapshot
+        assert snap is not None and snap.event_index == 2
+        assert str(body.content) == before  # hidden: not made
+        side.active = "details"
+        await settle(pilot)
+        assert "event #2 at" in str(body.content)
+        await pilot.press("n")  # shown: made at each step
+        await settle(pilot)
+        assert "event #3 at" in str(body.content)
