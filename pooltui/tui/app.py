@@ -67,15 +67,9 @@ from pooltui.tui.messages import (
 from pooltui.tui.pacing import IDLE_COLLECT, Pacing
 from pooltui.tui.screens import CompileErrorScreen, HelpScreen
 from pooltui.tui.widgets.eventlog import EventLog
-from pooltui.tui.widgets.panels import (
-    QUEUE_ROWS,
-    PoolsPanel,
-    QueuePanel,
-    StagesPanel,
-    WatchesPanel,
-    set_text,
-)
+from pooltui.tui.widgets.panels import QUEUE_ROWS, PoolsPanel, QueuePanel, StagesPanel, WatchesPanel
 from pooltui.tui.widgets.source import SourceView
+from pooltui.tui.widgets.statictext import set_text
 from pooltui.tui.widgets.timeline import Timeline, timeline_expression
 
 FRAME_DRAWN_WAIT = 0.25  # seconds a run's worker waits at most for its frame to be drawn

@@ -50,14 +50,9 @@ from pooltui.tui.screens import (
 from pooltui.tui.widgets.blockmap import BlockMapView
 from pooltui.tui.widgets.eventlog import EventLog
 from pooltui.tui.widgets.keybar import KeyBar
-from pooltui.tui.widgets.panels import (
-    PoolsPanel,
-    QueuePanel,
-    StagesPanel,
-    WatchesPanel,
-    set_text,
-)
+from pooltui.tui.widgets.panels import PoolsPanel, QueuePanel, StagesPanel, WatchesPanel
 from pooltui.tui.widgets.source import SourceView
+from pooltui.tui.widgets.statictext import set_text
 from pooltui.tui.widgets.timeline import Timeline
 
 

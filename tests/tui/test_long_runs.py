@@ -21,7 +21,7 @@ from pooltui.tui.app import PoolApp
 from pooltui.tui.breakpoints import Breakpoint, BreakpointSet
 from pooltui.tui.driver import Command, Controller, Frame
 from pooltui.tui.widgets.eventlog import EventLog
-from pooltui.tui.widgets.panels import set_text
+from pooltui.tui.widgets.statictext import set_text
 from pooltui.tui.widgets.timeline import Timeline
 from tests.tui.conftest import SIZE, settle
 
@@ -178,6 +178,65 @@ async def test_a_growing_only_text_keeps_its_height_until_told() -> None:
         await pilot.pause()
         assert body.size.height == 1
         await asyncio.sleep(0)
+
+
+class _Bounded(App[None]):
+    CSS = """
+    #fixed { height: 1; }
+    #bounded { height: auto; max-height: 3; }
+    #padded { height: auto; max-height: 4; padding: 1 0; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="fixed")
+        yield Static(id="bounded")
+        yield Static(id="padded")
+
+
+async def test_a_text_lays_the_screen_out_only_when_its_box_changes_height() -> None:
+    # A height the styles fix (the status line's 1) or bound (the why's max-height 5)
+    # does not follow the text past it: no layout of the whole screen for nothing.
+    app = _Bounded()
+    async with app.run_test(size=(40, 12)) as pilot:
+        await pilot.pause()
+        asked: list[tuple[str, bool]] = []
+        for static in app.query(Static):
+            update = static.update
+
+            def updating(
+                content: Any, *, layout: bool = True, _s: Any = static, _u: Any = update
+            ) -> None:
+                asked.append((_s.id, layout))
+                _u(content, layout=layout)
+
+            static.update = updating  # type: ignore[method-assign]
+        fixed, bounded, padded = (
+            app.query_one(f"#{n}", Static) for n in ("fixed", "bounded", "padded")
+        )
+        set_text(fixed, Text("a"))
+        set_text(fixed, Text("a\nb"))  # still 1 high
+        set_text(bounded, Text("a"))
+        set_text(bounded, Text("a\nb"))  # 1 -> 2
+        set_text(bounded, Text("a\nb\nc\nd"))  # 2 -> 3 (its max)
+        set_text(bounded, Text("a\nb\nc\nd\ne"))  # 3 -> 3
+        set_text(bounded, Text("a"))  # 3 -> 1
+        set_text(padded, Text("a"))  # 1 + 2 of padding: 3
+        set_text(padded, Text("a\nb"))  # 4 (its max)
+        set_text(padded, Text("a\nb\nc"))  # 5 bounded to 4
+        await pilot.pause()
+        assert asked == [
+            ("fixed", False),  # fixed: never laid out for its text, not even the first
+            ("fixed", False),
+            ("bounded", True),
+            ("bounded", True),
+            ("bounded", True),
+            ("bounded", False),
+            ("bounded", True),
+            ("padded", True),
+            ("padded", True),
+            ("padded", False),
+        ]
+        assert (fixed.size.height, bounded.size.height, padded.outer_size.height) == (1, 1, 4)
 
 
 def test_a_condition_stops_where_stepping_finds_it_true() -> None:

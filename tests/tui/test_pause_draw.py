@@ -27,9 +27,10 @@ from pooltui.tui.app import PoolApp
 from pooltui.tui.driver import Frame
 from pooltui.tui.messages import SimFrame
 from pooltui.tui.pacing import Pacing
-from pooltui.tui.widgets.panels import PoolsPanel, QueuePanel, StagesPanel, set_text
+from pooltui.tui.widgets.panels import PoolsPanel, QueuePanel, StagesPanel
 from pooltui.tui.widgets.rows import TextRows
 from pooltui.tui.widgets.source import SourceView
+from pooltui.tui.widgets.statictext import set_text
 from pooltui.tui.widgets.timeline import Timeline
 from tests.tui.conftest import SIZE, make_app, settle, start_slow_run
 

@@ -43,40 +43,9 @@ from pooltui.tui.widgets.legend import (
 )
 from pooltui.tui.widgets.lines import grows_only
 from pooltui.tui.widgets.rows import Row, TextRows
+from pooltui.tui.widgets.statictext import set_text
 
 Number = int | float
-
-
-def set_text(widget: Static, text: Text, *, wrap: bool = False, grow_only: bool = False) -> None:
-    """Update a Static only when its text changed, and re-lay the screen out only when its
-    height did: a run repaints these many times a second, and a layout of the whole screen
-    per frame would take most of the screen's time and make every key wait. `grow_only`
-    (while a run goes, and on the frame that ends it): a text of fewer lines keeps the
-    height it had (blank lines at the end), so the height changes only when it grows; the
-    next step fits it."""
-    if not wrap:
-        text.no_wrap = True
-        text.overflow = "ellipsis"
-    previous = getattr(widget, "_pooltui_text", None)
-    if previous is not None and previous == text:
-        return
-    lines = text.plain.count("\n") + 1
-    width = widget.content_region.width
-    if wrap and width > 0:  # the lines it wraps to at its width: its height
-        lines = len(text.wrap(widget.app.console, width))
-    elif wrap:
-        lines = -1  # not laid out, or hidden (a tab not shown): its height is not known
-    before = getattr(widget, "_pooltui_lines", None)
-    if grow_only and before is not None and 0 <= lines < before:
-        text = text + Text("\n" * (before - lines))
-        lines = before
-    # An unknown height lays nothing out: showing the widget (or the screen's first
-    # layout) will. (The Details tab behind Notes re-laid the whole screen out on every
-    # paused frame.)
-    layout = lines >= 0 and before != lines
-    widget._pooltui_text = text  # type: ignore[attr-defined]
-    widget._pooltui_lines = lines  # type: ignore[attr-defined]
-    widget.update(text, layout=layout)
 
 
 def bar(pool: PoolView, width: int, palette: Palette) -> Text:
