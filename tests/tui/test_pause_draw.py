@@ -24,10 +24,11 @@ from textual.widgets import Static, TabbedContent, TabPane
 
 from pooltui.lang.ir import Span
 from pooltui.tui.app import PoolApp
+from pooltui.tui.colors import Palette
 from pooltui.tui.driver import Frame
 from pooltui.tui.messages import SimFrame
 from pooltui.tui.pacing import Pacing
-from pooltui.tui.widgets.panels import PoolsPanel, QueuePanel, StagesPanel
+from pooltui.tui.widgets.panels import PoolCard, PoolsPanel, QueuePanel, StagesPanel
 from pooltui.tui.widgets.rows import TextRows
 from pooltui.tui.widgets.source import SourceView
 from pooltui.tui.widgets.statictext import set_text
@@ -361,3 +362,46 @@ async def test_the_details_tab_is_made_when_it_is_shown_not_while_it_is_hidden()
         await pilot.press("n")  # shown: made at each step
         await settle(pilot)
         assert "event #3 at" in str(body.content)
+
+
+class _Card(App[None]):
+    CSS = "PoolCard { height: 30; }"
+
+    def __init__(self, pool: Any) -> None:
+        super().__init__()
+        self.pool = pool
+        self.grow_only = False
+
+    def compose(self) -> ComposeResult:
+        yield PoolCard(self.pool, solo=True)
+
+
+async def test_a_lone_pools_map_keeps_its_height_while_its_head_keeps_its_lines() -> None:
+    # While heights only grow (a run, its pause), a head of fewer lines keeps its height
+    # (blank lines): the map below it keeps its height too, and nothing is laid out; a
+    # map resized to the head's own lines overlapped the legend and laid the screen out.
+    from pooltui.sim.events import Violation
+    from tests.tui.fakesim import FakeSim
+
+    fake = FakeSim(nblocks=4000)  # a map of more rows than the card has
+    fake.goto(3)
+    pool = fake.snapshot().pools[0]
+    app = _Card(pool)
+    async with app.run_test(size=(60, 32)) as pilot:
+        await pilot.pause()
+        card = app.query_one(PoolCard)
+        assert card.map is not None
+        broken = Violation("conservation", "allocated + cached + free != cap", pool.label)
+        card.update_pool(pool, broken, None, Palette())  # the violation: one line more
+        await pilot.pause()
+        head, height = card.head.size.height, card.map.styles.height
+        app.screen.grow_only = True  # type: ignore[attr-defined]
+        card.update_pool(pool, None, None, Palette())
+        await pilot.pause()
+        assert card.head.size.height == head and card.map.styles.height == height
+        app.screen.grow_only = False  # type: ignore[attr-defined]
+        card.update_pool(pool, None, None, Palette())  # fitted: the map takes the line back
+        await pilot.pause()
+        assert card.head.size.height == head - 1
+        assert card.map.styles.height is not None and height is not None
+        assert card.map.styles.height.value == height.value + 1

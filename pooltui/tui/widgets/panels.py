@@ -181,8 +181,8 @@ class PoolCard(SafeRender, Vertical):
         self.pool = pool
         width = max(10, (self.size.width or 60) - 2)
         head = pool_head(pool, violation, width, palette)
-        set_text(self.head, head, grow_only=grows_only(self))
-        lines = self.legend_lines(head.plain.count("\n") + 1)
+        # The head's lines as shown: while heights only grow, fewer keep their height.
+        lines = self.legend_lines(set_text(self.head, head, grow_only=grows_only(self)))
         highlight: frozenset[int] = frozenset()
         vblocks: frozenset[int] = frozenset()
         marks: tuple[str, ...] = ()

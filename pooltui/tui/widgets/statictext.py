@@ -31,19 +31,19 @@ def _height(widget: Widget, lines: int | None) -> int | None:
     return lines
 
 
-def set_text(widget: Static, text: Text, *, wrap: bool = False, grow_only: bool = False) -> None:
+def set_text(widget: Static, text: Text, *, wrap: bool = False, grow_only: bool = False) -> int:
     """Update a Static only when its text changed, and re-lay the screen out only when its
     height did: a run repaints these many times a second, and a layout of the whole screen
     per frame would take most of the screen's time and make every key wait. `grow_only`
     (while a run goes, and on the frame that ends it): a text of fewer lines keeps the
     height it had (blank lines at the end), so the height changes only when it grows; the
-    next step fits it."""
+    next step fits it. Returns the lines it shows (-1: not known, a wrapped text hidden)."""
     if not wrap:
         text.no_wrap = True
         text.overflow = "ellipsis"
     previous = getattr(widget, "_pooltui_text", None)
     if previous is not None and previous == text:
-        return
+        return int(getattr(widget, "_pooltui_lines", -1))
     lines = text.plain.count("\n") + 1
     width = widget.content_region.width
     if wrap and width > 0:  # the lines it wraps to at its width: its height
@@ -61,3 +61,4 @@ def set_text(widget: Static, text: Text, *, wrap: bool = False, grow_only: bool 
     widget._pooltui_text = text  # type: ignore[attr-defined]
     widget._pooltui_lines = lines  # type: ignore[attr-defined]
     widget.update(text, layout=layout)
+    return lines
