@@ -45,6 +45,7 @@ MAX_CHECKPOINT_BYTES = 64 << 20
 # this many times its own cost of simulating goes between two, so checkpoints take at most
 # about a tenth of a run, and a replay (no invariants, nothing recorded) stays short.
 CHECKPOINT_SHARE = 10
+COMPRESS_PIECE = 1 << 20  # bytes of a checkpoint compressed between two looks for a pause
 COSTLY_CHECKPOINT = 0.001  # seconds: a cheaper one is taken every `checkpoint_every` events
 
 
@@ -216,10 +217,21 @@ class Simulation:
         if stop is not None and stop():  # a pause waits: compressed at a later move
             return
         i = bisect.bisect_left(self._ckpt_at, self._plain_at)
-        self._plain_at = -1
         began = time.thread_time()
         raw = self._ckpt[i]
-        packed = zlib.compress(raw, 1)
+        # A piece at a time, `stop` asked between two (a full GPU's state is 20 ms of
+        # zlib, which a pause waited for whole): given up, it stays a plain pickle and is
+        # compressed at a later move. The same bytes as `zlib.compress(raw, 1)`.
+        packer = zlib.compressobj(1)
+        view = memoryview(raw)
+        parts = []
+        for at in range(0, len(raw), COMPRESS_PIECE):
+            if at and stop is not None and stop():
+                return
+            parts.append(packer.compress(view[at : at + COMPRESS_PIECE]))
+        parts.append(packer.flush())
+        packed = b"".join(parts)
+        self._plain_at = -1
         self._ckpt[i] = packed
         self._ckpt_bytes += len(packed) - len(raw)
         if self._ckpt_due:  # its cost counts in the spacing of the next one

@@ -290,7 +290,7 @@ class Controller:
             self._begin()
             # A pause gives up a checkpoint half-written (it is taken at a later move)
             # rather than wait for it: a big state's is tens of milliseconds.
-            self._set_abandon(lambda: self.interrupt_gen != cmd.gen)
+            self._set_abandon(lambda: self._interrupted(cmd))
         try:
             handler(cmd, post)
         finally:

@@ -201,6 +201,46 @@ def test_the_newest_checkpoint_serves_before_and_after_it_is_compressed() -> Non
     assert comparable(sim.snapshot()) == expected
 
 
+def test_a_pause_gives_up_compressing_a_checkpoint_and_a_later_move_finishes_it(
+    monkeypatch: Any,
+) -> None:
+    # Compressed a piece at a time, a pause asked between two: given up, the checkpoint
+    # stays a plain pickle (it still serves); the next move without a pause compresses it,
+    # to the bytes one call of zlib makes.
+    import zlib
+
+    from pooltui.sim import Simulation
+    from pooltui.sim import simulation as simulation_module
+    from tests.sim.helpers import compile_spec
+
+    monkeypatch.setattr(simulation_module, "COMPRESS_PIECE", 64)  # many pieces
+    sim = Simulation(compile_spec(draws_spec()), checkpoint_every=10)
+    fresh = sim_of(draws_spec())
+    taken = len(sim._ckpt)
+    while len(sim._ckpt) == taken:
+        assert sim.step() is not None
+    raw = sim._ckpt[-1]
+    assert sim._ckpt_raw and raw[:1] == b"\x80" and len(raw) > 3 * 64
+    asked: list[int] = []
+
+    def pause_after_two() -> bool:
+        asked.append(1)
+        return len(asked) > 2  # the first look before it starts, one between two pieces
+
+    sim.abandon_checkpoint = pause_after_two
+    at = sim.cursor
+    assert sim.step() is not None  # a move: compressing starts, then is given up
+    assert len(asked) == 3 and sim._ckpt_raw and sim._ckpt[-1] == raw
+    fresh.run(events=at + 1)
+    sim.goto(at)
+    assert comparable(sim.snapshot()) == comparable(fresh.snapshot())
+    sim.abandon_checkpoint = None
+    assert sim.step() is not None
+    assert not sim._ckpt_raw and sim._ckpt[-1] == zlib.compress(raw, 1)
+    sim.goto(at)
+    assert comparable(sim.snapshot()) == comparable(fresh.snapshot())
+
+
 def test_a_checkpoint_reads_the_same_plain_or_compressed() -> None:
     import pickle
 
