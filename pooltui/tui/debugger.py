@@ -364,8 +364,8 @@ class DebuggerScreen(Screen[None]):
 
     def details_shown(self) -> bool:
         """Whether the Details tab is on screen: its side panel shown, the tab active."""
-        side = self.query_one("#side", TabbedContent)
-        return bool(side.display) and side.active == "details"
+        side = self.query_one_optional("#side", TabbedContent)  # (none if compose failed)
+        return side is not None and bool(side.display) and side.active == "details"
 
     def show_details_text(self, text: Text) -> None:
         """`text` in the Details tab, brought forward (a failure, a reload's errors)."""

@@ -137,3 +137,23 @@ def test_render_with_a_failing_widget_prints_no_traceback(
     out, err = capsys.readouterr()
     _no_traceback(out + err)
     assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.handler_failures
+def test_a_queue_panel_whose_body_failed_says_so_and_the_app_goes_on(
+    headless: list[PoolApp], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Its compose failed (a message instead of its rows): mounted and resized, it has no
+    # rows to say it shows, and says nothing; no traceback.
+    from pooltui.tui.widgets import panels
+
+    def broken(**kwargs: Any) -> Any:
+        raise RuntimeError("rows broke")
+
+    monkeypatch.setattr(panels, "TextRows", broken)
+    assert main([SMALL]) == 0
+    out, err = capsys.readouterr()
+    _no_traceback(out + err)
+    assert err == ""
+    (app,) = headless
+    assert app.failures and all(".compose" in f and "rows broke" in f for f in app.failures)

@@ -33,7 +33,7 @@ from pooltui.sim.snapshot import (
 )
 from pooltui.tui.colors import Palette, on, rank_glyph, session_hex
 from pooltui.tui.driver import WatchValue
-from pooltui.tui.messages import QueueShown, SafeRender, guarded_compose
+from pooltui.tui.messages import QueueShown, SafeRender, guarded, guarded_compose
 from pooltui.tui.widgets import sharing
 from pooltui.tui.widgets.blockmap import BlockMapView
 from pooltui.tui.widgets.legend import (
@@ -340,14 +340,21 @@ class QueuePanel(SafeRender, Vertical):
     def compose(self) -> ComposeResult:
         yield TextRows(id="queue-body")
 
+    @guarded
     def on_mount(self) -> None:
-        self.watch(self.query_one("#queue-body", TextRows), "scroll_y", self._rows_shown)
+        body = self.query_one_optional("#queue-body", TextRows)  # (none if compose failed)
+        if body is not None:
+            self.watch(body, "scroll_y", self._rows_shown)
 
+    @guarded
     def on_resize(self) -> None:
         self._rows_shown()
 
+    @guarded
     def _rows_shown(self, *_: object) -> None:
-        body = self.query_one("#queue-body", TextRows)
+        body = self.query_one_optional("#queue-body", TextRows)
+        if body is None:
+            return
         rows = queue_rows(int(body.scroll_y) + self.size.height)
         if rows != self._rows_asked:
             self._rows_asked = rows
