@@ -470,8 +470,13 @@ class Shown:
     sessions: frozenset[int] = frozenset()
     blocks: tuple[tuple[str, int], ...] = ()
     # The queue positions (of each pool) whose planned figures are worked out: the rows a
-    # Queue panel shows (at most QUEUE_PLANNED; the shown sessions' always are).
+    # Queue panel shows (at most QUEUE_PLANNED: `planned`; the shown sessions' always are).
     queue: int = QUEUE_PLANNED
+
+    @property
+    def planned(self) -> int:
+        """The queue positions planned: `queue`, QUEUE_PLANNED at most."""
+        return min(self.queue, QUEUE_PLANNED)
 
 
 @dataclass(frozen=True, slots=True)

@@ -220,8 +220,10 @@ def _pool_view(
     p: PoolState,
     tiers: dict[str, list[str]],
     made: dict[int, HoldView],
-    shown: Shown | None,
+    planned: int,
+    shown: frozenset[int],
 ) -> PoolView:
+    """p's view; its queue's first `planned` positions planned, and `shown`'s holds."""
     pd = eng.t.pools[p.decl]
     holds = []
     for sess in eng.s.live.values():
@@ -248,9 +250,7 @@ def _pool_view(
         _block_map(eng, p, order, entries),
         tuple(holds),
         entries,
-        _queue(eng, p, QUEUE_PLANNED, frozenset())
-        if shown is None
-        else _queue(eng, p, min(shown.queue, QUEUE_PLANNED), shown.sessions),
+        _queue(eng, p, planned, shown),
         pd.evict_text,
         pd.queue_text,
         pd.ir.preempt,
@@ -446,7 +446,9 @@ def build_snapshot(
             label = s.pools[eng.pool_base[tier[0]] + tier[1]].label
             tiers.setdefault(label, []).append(s.pools[pi].label)
     made: dict[int, HoldView] = {}
-    pools = tuple(_pool_view(eng, p, tiers, made, shown) for p in s.pools)
+    planned = QUEUE_PLANNED if shown is None else shown.planned
+    inspected = frozenset() if shown is None else shown.sessions
+    pools = tuple(_pool_view(eng, p, tiers, made, planned, inspected) for p in s.pools)
     wanted = None if shown is None else _wanted(shown, pools)
     if wanted is not None:  # the caches stay the last whole snapshot's
         attrs_made = sessions_made = None
@@ -504,7 +506,7 @@ def build_snapshot(
         s.halted,
         s.violation,
         wanted,
-        QUEUE_PLANNED if shown is None else min(shown.queue, QUEUE_PLANNED),
+        planned,
     )
 
 

@@ -433,7 +433,8 @@ class PoolApp(App[int]):
             self._show_failure()
 
     def _show_failure(self) -> None:
-        screen, self._details_due = self.debugger, False
+        self._details_due = False  # the failure, not the state, when the tab shows
+        screen = self.debugger
         if screen is not None and screen.is_mounted:
             screen.show_details_text(failure_text(self.stop or "", Style(color=self.palette.error)))
 
