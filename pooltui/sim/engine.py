@@ -270,6 +270,7 @@ class Engine:
         self.record = record
         self.keep = True  # append events to `events` (headless runs stream them instead)
         self.admitting = -1  # the session being admitted in an iteration (transient)
+        self.departures = 0  # residents that left a stage so far (`serve_residents`)
         self.stop_after: int | None = None
         self.still_limit = MAX_STILL  # the livelock guard's N (a test may lower it)
         self.env = Env(self)

@@ -121,6 +121,7 @@ def preempt(eng: Engine, h: HoldState, grower: Session, p: PoolState, need: int)
         victim.run.phase = "waiting"
         if victim.sid in st.residents:
             st.residents.remove(victim.sid)
+            eng.departures += 1
     cached_units, kept = blocks.let_go(eng, victim, h)
     h.computed = 0
     h.preempted = True

@@ -124,6 +124,7 @@ def leave_stage(eng: Engine, sess: Session) -> None:
     st = eng.s.stages[sess.run.stage]
     if sess.sid in st.residents:
         st.residents.remove(sess.sid)
+        eng.departures += 1
     if sess.sid in st.joining:
         st.joining.remove(sess.sid)
     if sess.sid in st.scheduled:
