@@ -296,10 +296,8 @@ class Ledger:
         if need > 0 and self.short(need) > 0:
             raise RuntimeError(f"ledger: {need} blocks wanted, evict {self.short(need)} first")
         start = len(t.blocks)
-        if need <= 0:
+        if need <= 0:  # (the same blocks hold the larger size: nothing for the check)
             t.size = max(t.size, size)
-            if self.track:
-                self.mark_table(t, start, start)
             return []
         content, hid = t.content, t.hid
         free = self.free
@@ -349,7 +347,7 @@ class Ledger:
         if last <= lo:
             return 0, 0
         content = t.content
-        if last == lo + 1 and last * block > content.total and not self.track:
+        if last == lo + 1 and last * block > content.total:
             return 1, self.register_one(t, content.panc + last * block - content.total)
         n, dup = last - lo, 0
         hs = content.hashes(block, lo, last)
@@ -386,10 +384,15 @@ class Ledger:
         blocks: list[object] = t.blocks  # type: ignore[assignment]  # (by NONE: objects)
         hashes: list[object] = self.bhash  # type: ignore[assignment]
         table: dict[object, object] = self.table  # type: ignore[assignment]
-        b, bo = t.blocks[t.nreg], blocks[t.nreg]  # the block, and the same as an object
+        j = t.nreg
+        b, bo = t.blocks[j], blocks[j]  # the block, and the same as an object
         ho: object = h  # boxed once
         hashes[b] = ho
-        t.nreg += 1
+        t.nreg = j + 1
+        if self.track:
+            self.tb.add(b)
+            self.th.add(h)
+            self.mark_table(t, j, j + 1)
         if ho not in table:
             table[ho] = bo
             return 0

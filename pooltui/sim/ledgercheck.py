@@ -145,8 +145,8 @@ class Shadow:
     __slots__ = (
         "allocated",
         "cached",
+        "eblocks",
         "elen",
-        "esets",
         "esum",
         "held",
         "ledger",
@@ -166,7 +166,7 @@ class Shadow:
         self.refs = sum(L.ref)
         self.elen = {o: len(e.blocks) for o, e in L.entries.items()}
         self.esum = sum(self.elen.values())
-        self.esets = {o: set(e.blocks) for o, e in L.entries.items()}  # each entry's blocks
+        self.eblocks = {o: list(e.blocks) for o, e in L.entries.items()}  # as last seen
         # The tables' lengths as the ledger's holders give them (a sound ledger: each table
         # holding blocks is named once by each of its blocks), so a shadow needs no tables.
         tlen: dict[int, int] = {}
@@ -205,6 +205,8 @@ def check_touched(L: Ledger, sh: Shadow, tables: Tables) -> str | None:
     `check` where it can tell the same. (This runs after every event: each part is a loop
     over what changed, with locals, the shadow's figures kept inline.)"""
     n = len(L.ref)
+    if not (L.tb or L.tt or L.te or L.th):  # nothing noted (an event elsewhere): the totals
+        return _totals(L, sh, n)
     try:
         if not (len(L.bhash) == len(L.bcontent) == len(L.bidx) == len(L.bentry) == n):
             return "per-block arrays differ in length"
@@ -229,8 +231,8 @@ def check_touched(L: Ledger, sh: Shadow, tables: Tables) -> str | None:
         table, more, bhash = L.table, L.more, L.bhash
         for h in L.th:
             first = table.get(h)
-            if first is not None and bhash[first] == h and h not in more:
-                continue
+            if h not in more and (first is None or bhash[first] == h):
+                continue  # (most: one copy, or none left)
             broken = _copies(bhash, h, first, more.get(h))
             if broken is not None:
                 return broken
@@ -302,7 +304,13 @@ def _blocks(L: Ledger, sh: Shadow, tables: Tables) -> str | None:
             r, h = ref[b], bhash[b]
             if h != NONE:
                 content = bcontent[b]
-                if content is None or content.block_hash(bidx[b], block) != h:
+                if content is None:
+                    return f"block {b}: registered hash differs from its content's"
+                j = bidx[b]
+                bh = content.bh  # (its block hashes, when made for this block size)
+                if (bh[j] if content.bh_block == block and j < len(bh) else -1) != h and (
+                    content.block_hash(j, block) != h
+                ):
                     return f"block {b}: registered hash differs from its content's"
                 if table.get(h) != b and b not in L.more.get(h, ()):
                     return f"block {b}: registered but not in the hash table"
@@ -358,28 +366,42 @@ def _blocks(L: Ledger, sh: Shadow, tables: Tables) -> str | None:
 def _entries(L: Ledger, sh: Shadow) -> str | None:
     """The touched entries: the blocks each lists that are new to it or changed since (the
     others were cached blocks of it at the last check, and unchanged still are); their
-    lengths and block sets follow."""
+    lengths and block lists follow. An entry that only lost blocks from its tail (an
+    eviction) keeps its list, cut; only its touched blocks are looked at again."""
     ref, bhash, bentry, entries = L.ref, L.bhash, L.bentry, L.entries
-    elen, esets, tb = sh.elen, sh.esets, L.tb
+    elen, eblocks, tb = sh.elen, sh.eblocks, L.tb
     for order in L.te:
         e = entries.get(order)
         sh.esum -= elen.pop(order, 0)
-        before = esets.pop(order, None)
+        before = eblocks.pop(order, None)
         if e is None:
             continue
         blocks = e.blocks
         if e.order != order or not blocks:
             return f"entry {order}: misfiled or empty"
-        now = set(blocks)
-        look = now if before is None else (now - before) | (now & tb)
-        for b in look:
-            if bentry[b] != order or ref[b] != 0 or bhash[b] == NONE:
-                for b in blocks:  # the first, in the full check's words
-                    if bentry[b] != order or ref[b] != 0 or bhash[b] == NONE:
-                        return f"entry {order}: block {b} is not a cached block of it"
-        esets[order] = now
-        elen[order] = len(blocks)
-        sh.esum += len(blocks)
+        n = len(blocks)
+        look: Iterable[int]
+        if before is None:
+            look, kept = blocks, list(blocks)
+        elif n <= len(before) and before[:n] == blocks:  # its tail went: the rest as it was
+            look = tb.intersection(blocks) if tb else ()
+            del before[n:]
+            kept = before
+        else:
+            now = set(blocks)
+            look, kept = (now - set(before)) | (now & tb), list(blocks)
+        # Each looked-at block cached in this entry: counted in C, then worded one by one.
+        if look and (
+            list(map(bentry.__getitem__, look)).count(order) != len(look)
+            or list(map(ref.__getitem__, look)).count(0) != len(look)
+            or NONE in map(bhash.__getitem__, look)
+        ):
+            for b in blocks:  # the first, in the full check's words
+                if bentry[b] != order or ref[b] != 0 or bhash[b] == NONE:
+                    return f"entry {order}: block {b} is not a cached block of it"
+        eblocks[order] = kept
+        elen[order] = n
+        sh.esum += n
     return None
 
 
