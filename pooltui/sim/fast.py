@@ -539,6 +539,21 @@ class FastEngine(Engine):
             p = s.pools[pi]
             if p.queue and (not self.pool_fifo[p.decl] or p.queue[0].stmt in self.drawing):
                 return 1
+        # Another step stage idle at this instant with work may start an iteration in this
+        # same settle: its end is not on the heap yet, so a stretch could pass it (and take
+        # blocks, or evict, at a later iteration's time before that stage's events).
+        for other in s.stages:
+            if (
+                other is not st
+                and other.kind == "step"
+                and not other.busy
+                and (
+                    other.residents
+                    or other.joining
+                    or any(s.pools[pi].queue for pi in other.memory)
+                )
+            ):
+                return 1
         # No run may finish, and none pass its reserve, before the last fused iteration.
         m = self.next_mark(st)
         limit = (m[0] - lz.dcount) if m is not None else 1 << 30

@@ -110,6 +110,41 @@ def test_random_specs_agree(spec: str) -> None:
     check_same(spec, ".")
 
 
+# Two GPUs in lockstep (`time 1`: each iteration lasts 1 s), each with its own pool of six
+# one-unit blocks. Chats alternate between them; each turn decodes 4 tokens, so a decoding
+# chat crosses into a new block at every step and, once released turns fill the cache,
+# each crossing evicts. When gpu[0] starts an iteration at an instant where gpu[1] has just
+# ended one, gpu[1] starts its own in the same settle, after gpu[0]: its end is not on
+# the heap yet when gpu[0]'s steady iterations could be fused. The per-event mode has
+# gpu[1]'s events at the next instant before gpu[0]'s next crossing; so must the fast one.
+LOCKSTEP = """\
+seed 0;
+stage gpu[2] step { time 1; }
+pool kv[2] { cap 6; block 1; evict lru; preempt lifo; admit via gpu; }
+session chat[6] {
+  arrive every (1);
+  repeat (2) {
+    i = serial % 2;
+    hold kv[i] (max(2, context + 1)) {
+      run gpu[i] prefill (2);
+      run gpu[i] decode (4);
+    }
+    wait (0.5);
+  }
+}
+"""
+
+
+def test_a_fused_stretch_never_passes_another_stage_starting_at_the_same_instant() -> None:
+    slow, _ = _run(LOCKSTEP, ".", fast=False, record=True, invariants=False)
+    assert slow.state.counters["evictions"] > 0  # the case is worth having
+    _, events = _run(LOCKSTEP, ".", fast=True, record=True, invariants=False)
+    times = [e.to_dict()["t"] for e in events]
+    assert times == sorted(times)  # (before: a crossing at 9 s among the events at 8 s)
+    check_same(LOCKSTEP, ".")
+    check_same(LOCKSTEP, ".", invariants=True)
+
+
 def _reload_specs() -> dict[str, str]:
     """The hand-worked reload cases of tests/sim/test_reload.py, and the first with a
     decoding resident steady beside a reload in flight (fast mode's bulk iterations)."""
