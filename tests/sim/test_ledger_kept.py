@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pooltui.sim import invariants
 from pooltui.sim.content import Content
+from pooltui.sim.ledger import Ledger, Table
 from pooltui.sim.ledgercheck import LiveTables, Shadow, check, check_touched
 from pooltui.sim.testing import changed_hold
 from tests.sim.test_ledger import admit, scene
@@ -96,42 +97,41 @@ def test_an_entry_that_lists_a_block_it_did_not_have_is_looked_at() -> None:
     assert check_touched(L, sh, {1: a, 2: b}) == "entry 0: block 1 is not a cached block of it"
 
 
-def test_a_new_entry_listing_a_block_filed_under_another_entry_is_caught() -> None:
-    # A's release (kept) makes entry 1 = [1, 2] (block 0 stays held by B). Block 2 then
-    # says it is entry 0's (which exists: [5]), so on its own it looks like a cached
-    # block; entry 1, new since the last check, is looked at block by block.
+def _a_released() -> tuple[Ledger, Shadow, Table]:
+    """The scene with a shadow of it, then A released (kept): entry 1 = [1, 2], block 0
+    held by B alone. Returns the ledger, the shadow and B's table."""
     L, (a, b) = scene()
     L.track = True
     sh = Shadow(L, [a, b])
     L.release(a, 3.0)
     assert L.entries[1].blocks == [1, 2]
+    return L, sh, b
+
+
+def test_a_new_entry_listing_a_block_filed_under_another_entry_is_caught() -> None:
+    # Block 2 of entry 1 says it is entry 0's (which exists: [5]), so on its own it looks
+    # like a cached block; entry 1, new since the last check, is looked at block by block.
+    L, sh, b = _a_released()
     L.bentry[2] = 0
     assert check_touched(L, sh, {2: b}) == "entry 1: block 2 is not a cached block of it"
 
 
 def test_an_entry_cut_from_its_tail_still_looks_at_its_touched_blocks() -> None:
     # Entry 1 = [1, 2] is checked and kept; evicting one block takes its tail (block 2),
-    # leaving [1]: the kept list, cut, not a new one. Block 1, touched in the same event,
-    # now says it is entry 0's (which exists: [5]): the entry's touched blocks are looked
-    # at again.
-    L, (a, b) = scene()
-    L.track = True
-    sh = Shadow(L, [a, b])
-    L.release(a, 3.0)
+    # leaving [1]: the kept list, cut, not a new one.
+    L, sh, b = _a_released()
     assert check_touched(L, sh, {2: b}) is None
     assert L.evict_ids(1, 1) == [2]
+    assert check_touched(L, sh, {2: b}) is None
+    assert sh.eblocks == {0: [5], 1: [1]}
+    # Block 1, touched in the same event as such a cut, now says it is entry 0's: the
+    # entry's touched blocks are looked at again.
+    L, sh, b = _a_released()
+    assert check_touched(L, sh, {2: b}) is None
+    L.evict_ids(1, 1)
     L.bentry[1] = 0
     L.tb.add(1)
     assert check_touched(L, sh, {2: b}) == "entry 1: block 1 is not a cached block of it"
-    # Without the corruption, the cut list is what the shadow keeps.
-    L, (a, b) = scene()
-    L.track = True
-    sh = Shadow(L, [a, b])
-    L.release(a, 3.0)
-    assert check_touched(L, sh, {2: b}) is None
-    L.evict_ids(1, 1)
-    assert check_touched(L, sh, {2: b}) is None
-    assert sh.eblocks == {0: [5], 1: [1]}
 
 
 def test_live_tables_finds_a_changed_table_through_its_session_in_its_pool_only() -> None:
