@@ -13,7 +13,7 @@ from rich.style import Style
 from rich.text import Text
 
 from pooltui.lang.words import number, seconds
-from pooltui.sim.snapshot import QUEUE_PLANNED, Shown, Snapshot
+from pooltui.sim.snapshot import Shown, Snapshot
 from pooltui.tui.widgets.panels import QUEUE_ROWS, inspect_block_text, inspect_session_text
 
 HALTS = ("violation", "error", "halt")
@@ -184,7 +184,7 @@ def shown_for(what: tuple[Any, ...] | None, queue: int = QUEUE_ROWS) -> Shown:
 def lacks_view(snap: Snapshot, what: tuple[Any, ...] | None, queue: int = 0) -> bool:
     """Whether `snap` lacks the view of the session `what` inspects (or of its block's
     holder), or the planned figures of a queue's first `queue` positions."""
-    wanted = min(queue, QUEUE_PLANNED)
+    wanted = Shown(queue=queue).planned
     if snap.queue_planned < wanted and any(len(p.queue) > snap.queue_planned for p in snap.pools):
         return True
     if what is None:

@@ -33,11 +33,10 @@ def _height(widget: Widget, lines: int | None) -> int | None:
 
 def set_text(widget: Static, text: Text, *, wrap: bool = False, grow_only: bool = False) -> int:
     """Update a Static only when its text changed, and re-lay the screen out only when its
-    height did: a run repaints these many times a second, and a layout of the whole screen
-    per frame would take most of the screen's time and make every key wait. `grow_only`
-    (while a run goes, and on the frame that ends it): a text of fewer lines keeps the
-    height it had (blank lines at the end), so the height changes only when it grows; the
-    next step fits it. Returns the lines it shows (-1: not known, a wrapped text hidden)."""
+    box's height did (the module's docstring says why). `grow_only` (while a run goes,
+    and on the frame that ends it): a text of fewer lines keeps the height it had (blank
+    lines at the end), so the height changes only when it grows; the next step fits it.
+    Returns the lines it shows (-1: not known, a wrapped text hidden)."""
     if not wrap:
         text.no_wrap = True
         text.overflow = "ellipsis"
