@@ -110,7 +110,7 @@ def extend_to(eng: Engine, p: PoolState, h: HoldState, size: int) -> list[int]:
     """Grow an admitted hold's table to `size` units (evicting cache if needed): the new
     blocks."""
     make_room(eng, p, nb(p, size) - len(h.table.blocks))
-    watch.hold(eng, h)
+    watch.grown(eng, h)  # (the caller sets its size: grow.grow_to)
     return p.ledger.grow(h.table, size)
 
 

@@ -292,6 +292,10 @@ def accounting(s: State, w: Watch, steady: Steady | None) -> Violation | None:
     """Capacity, holds, queues, stages and sessions (language.md §14): the touched holds,
     then every pool's and stage member's figures in O(1)."""
     pools = s.pools
+    if w.grown or w.advanced:
+        v = _grown_and_advanced(s, w, steady)
+        if v is not None:
+            return v
     if w.holds:
         v = _touched_holds(s, w, steady)
         if v is not None:
@@ -311,6 +315,50 @@ def accounting(s: State, w: Watch, steady: Steady | None) -> Violation | None:
     if counters["arrived"] != len(s.live) + counters["ended"]:
         return _sessions(s)
     return None
+
+
+def _grown_and_advanced(s: State, w: Watch, steady: Steady | None) -> Violation | None:
+    """The holds touched by one change alone, checked for what that change can break: a
+    grown hold's blocks, its table's size and its reserve (its computed prefix stands
+    within the size it had); an advanced one's computed prefix within its size. (A hold
+    that also left meanwhile was recorded as such: `_touched_holds` sees to it.) What
+    breaks is named by the full count; in the fast mode, whose steady residents' figures
+    are lazy, each is checked as any change."""
+    grown, advanced = w.grown, w.advanced
+    if steady is not None:
+        holds = w.holds
+        for h in grown:
+            holds[h.key] = h
+        for h in advanced:
+            holds[h.key] = h
+        grown.clear()
+        advanced.clear()
+        return None
+    try:
+        unit = [p.block for p in s.pools]
+        for h in grown:
+            size, t = h.size, h.table
+            if (
+                t.size != size
+                or len(t.blocks) != -(-size // unit[h.pool])
+                or (h.reserve is not None and size > h.reserve)
+            ):
+                return _hold_broken(s, h)
+        for h in advanced:
+            if h.computed > h.size and not h.queued:
+                return _hold_broken(s, h)
+        return None
+    finally:
+        grown.clear()
+        advanced.clear()
+
+
+def _hold_broken(s: State, h: Hold) -> Violation:
+    """What `hold_violation` says of h (the full count names the first broken invariant)."""
+    p = s.pools[h.pool]
+    sess = s.live.get(h.sid)
+    name = sess.name if sess is not None else f"hold {h.key}"
+    return Violation("allocated", f"{p.label}: {name}'s figures broke", p.label)
 
 
 def _touched_holds(s: State, w: Watch, steady: Steady | None) -> Violation | None:

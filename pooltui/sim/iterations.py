@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from pooltui.lang.errors import SpecRuntimeError
 from pooltui.lang.exprs import normal
 from pooltui.lang.words import number
-from pooltui.sim import admit, interpreter, members, runs, watch, why
+from pooltui.sim import admit, interpreter, members, runs, why
 from pooltui.sim.codes import ADMITTED, BLOCKED, P_ITER_END
 from pooltui.sim.state import S_RESIDENT, Session, StageState
 
@@ -237,6 +237,8 @@ def apply_tokens(eng: Engine, st: StageState) -> tuple[int, list[Session]]:
     s = eng.s
     done: list[Session] = []
     tokens = 0
+    w = eng.watch
+    advanced = None if w is None else w.advanced  # (recorded inline: one per resident)
     for sid in st.scheduled:
         sess = s.live.get(sid)
         if sess is None or sess.run is None:
@@ -245,7 +247,8 @@ def apply_tokens(eng: Engine, st: StageState) -> tuple[int, list[Session]]:
         h = run.h
         tokens += run.tokens
         h.computed += run.tokens
-        watch.hold(eng, h)
+        if advanced is not None:
+            advanced.append(h)
         if run.kind == "prefill":
             h.context = max(h.context, h.computed)
             if h.computed >= run.target:

@@ -2,7 +2,10 @@
 
 The rules that change a hold (its blocks, size, computed prefix, reserve or place in a
 queue) record it here, in a small set the next check reads and clears (`hold`: one call
-after the change, before the next event). Beside it the `Watch` keeps what the check
+after the change, before the next event). The two changes every iteration makes to each
+resident are recorded by what they changed, so the check looks only at the invariants
+they can break: a hold grown (`grown`: more units, and the blocks for them) and a hold
+whose computed prefix advanced (`advanced`). Beside it the `Watch` keeps what the check
 counted so far: how many preempted holds each queue has, by deltas, so an event's check
 costs what the event touched. The blocks themselves (counts, entries, registrations) are
 the ledgers' business: each ledger notes what its own steps touch (`Ledger.track`), and
@@ -29,10 +32,14 @@ OUT, QUEUED, PREEMPTED = 0, 1, 2
 
 
 class Watch:
-    __slots__ = ("front", "holds", "ledgers", "reloading", "resyncs", "seen")
+    __slots__ = ("advanced", "front", "grown", "holds", "ledgers", "reloading", "resyncs", "seen")
 
     def __init__(self, npools: int) -> None:
         self.holds: dict[int, Hold] = {}  # touched since the last check, by key
+        # Touched since the last check by one change alone (a hold may be listed twice):
+        # its size grown with its table (nothing else), its computed prefix advanced.
+        self.grown: list[Hold] = []
+        self.advanced: list[Hold] = []
         # What the check counted: a queued hold's key -> its place (only holds in a queue).
         self.seen: dict[int, int] = {}
         self.front = [0] * npools  # preempted holds in each queue
@@ -69,3 +76,10 @@ def hold(eng: Engine, h: Hold) -> None:
     w = eng.watch
     if w is not None:
         w.holds[h.key] = h
+
+
+def grown(eng: Engine, h: Hold) -> None:
+    """Hold `h` grew (its size, and its table to hold it) and changed in nothing else."""
+    w = eng.watch
+    if w is not None:
+        w.grown.append(h)

@@ -362,6 +362,34 @@ def test_a_rule_that_forgets_to_grow_halts_at_the_iteration_end(
     assert (last.moment, last.time) == ("iteration-end", 2)
 
 
+def test_a_table_that_grows_its_size_but_takes_no_block_halts_at_the_grow(
+    monkeypatch: pytest.MonkeyPatch, oracle: list[int]
+) -> None:
+    # A bug in the ledger: growing a table sets its size and takes no block (and notes
+    # nothing for the ledgers' check). In QUEUED, a[0] is admitted with 8 units, 2 of
+    # kv's 4-unit blocks; iteration 2 (t=1) serves its first decode step: it grows to 9
+    # units, which need a 3rd block, and the `grow` event says so. The growth is the only
+    # record of the change (a grown hold): the check after that very event halts, in the
+    # full count's words (the ledger's, first: its table of 9 units in 2 blocks).
+    sim = _started(QUEUED)
+    _until(sim, _first_admitted)
+    h = _hold_of(sim, "a[0]")
+    assert (h.size, len(h.table.blocks)) == (8, 2)
+
+    def size_only(self: Ledger, t: Any, size: int) -> list[int]:
+        t.size = max(t.size, size)
+        return []
+
+    monkeypatch.setattr(Ledger, "grow", size_only)
+    while sim.engine.advance():
+        pass
+    v = sim.state.violation
+    assert v is not None
+    assert (v.invariant, v.message) == ("table", f"kv: hold {h.key}: 9 units in 2 blocks, not 3")
+    last = sim.engine.last_event()
+    assert (last.moment, last.time, last.session) == ("grow", 1, "a[0]")
+
+
 def test_a_steady_resident_is_checked_with_the_figures_it_stands_for(oracle: list[int]) -> None:
     # The fast mode keeps a steady resident's figures lazily, so no rule touches its hold
     # while it decodes within a block: the check looks at every steady hold each action,
