@@ -66,6 +66,7 @@ class Ledger:
         "table",
         "tb",
         "te",
+        "tf",
         "th",
         "thi",
         "tlo",
@@ -115,9 +116,12 @@ class Ledger:
         # What changed since the last invariant check (`ledgercheck.check_touched` consumes
         # it), kept only while `track` is on (the engine turns it on with invariants): the
         # blocks, entries (orders), hashes and tables (hid -> table, and the span of block
-        # indices of each that changed, [tlo, thi)).
+        # indices of each that changed, [tlo, thi)). A block is noted once, by what names
+        # it: one a table took or registered by that table's span, one a release cached by
+        # its new entry, one evicted in `tf` (the order it left in); `tb` has the others.
         self.track = False
         self.tb: set[int] = set()
+        self.tf: list[int] = []
         self.te: set[int] = set()
         self.th: set[int] = set()
         self.tt: dict[int, Table] = {}
@@ -138,6 +142,7 @@ class Ledger:
     def untouched(self) -> None:
         """Forget what changed (the check has seen it, or nobody will)."""
         self.tb.clear()
+        self.tf.clear()
         self.te.clear()
         self.th.clear()
         self.tt.clear()
@@ -285,8 +290,7 @@ class Ledger:
         t.size = hit.units
         t.content.lk = None  # admitted: its lookup is done
         t.content.lk_blocks = []
-        if self.track:
-            self.tb.update(hb)
+        if self.track:  # (its blocks: by the table's span)
             self.mark_table(t, 0, len(t.blocks))
 
     def grow(self, t: Table, size: int) -> list[int]:
@@ -333,7 +337,6 @@ class Ledger:
         t.blocks.extend(ids)
         t.size = max(t.size, size)
         if self.track:
-            self.tb.update(ids)
             self.mark_table(t, start, len(t.blocks))
         return ids
 
@@ -369,7 +372,6 @@ class Ledger:
                         copies.append(b)
                     dup += 1
         if self.track:
-            self.tb.update(ids)
             self.th.update(hs)
             self.mark_table(t, lo, last)
         t.nreg = last
@@ -390,7 +392,6 @@ class Ledger:
         hashes[b] = ho
         t.nreg = j + 1
         if self.track:
-            self.tb.add(b)
             self.th.add(h)
             self.mark_table(t, j, j + 1)
         if ho not in table:
@@ -411,10 +412,11 @@ class Ledger:
         e = CacheEntry(self.next_order, t.content.sid, self.block, now, attrs, serial)
         e.content = t.content
         if self.track:
-            self.tb.update(t.blocks)
             self.mark_table(t, 0, 0)
         if keep:
             return self._release_kept(t, e)
+        if self.track:
+            self.tb.update(t.blocks)
         ref, bhash, owner, hid = self.ref, self.bhash, self.owner, t.hid
         freed: list[int] = []  # blocks left at count 0, chain order: all freed
         for b in t.blocks:
@@ -475,6 +477,10 @@ class Ledger:
             kept += blocks[m:nreg]
         else:
             kept = blocks[:nreg] if nreg < n else blocks
+        if self.track:  # (those it caches: by their new entry)
+            if shared:
+                self.tb.update(shared)
+            self.tb.update(blocks[nreg:])
         if kept:
             bentry, order = cast("list[object]", self.bentry), cast(object, e.order)
             for b in kept:  # (owner goes stale: a cached block has none)
@@ -618,7 +624,7 @@ class Ledger:
         self.cached -= n
         self.free.extend(out)
         if self.track:
-            self.tb.update(out)
+            self.tf.extend(out)
             self.te.add(order)
         if not eb:
             del self.entries[order]

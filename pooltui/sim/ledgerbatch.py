@@ -59,9 +59,8 @@ def one_more_each(L: Ledger, tables: list[Table]) -> list[tuple[int, int, int, i
             if len(dirty) > DIRTY_LIMIT:
                 L.dirtied()
             L.cached -= 1
-            if track:
+            if track:  # (the block: by the span of the table taking it)
                 L.th.add(h)
-                L.tb.add(b)
                 L.te.add(e.order)
             if not e.blocks:
                 del entries[e.order]
@@ -75,7 +74,6 @@ def one_more_each(L: Ledger, tables: list[Table]) -> list[tuple[int, int, int, i
         if t.size < (j + 1) * block:
             t.size = (j + 1) * block
         if track:
-            L.tb.add(b)
             L.mark_table(t, j, j + 1)
     L.allocated += len(tables)
     return out

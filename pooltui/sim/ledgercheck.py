@@ -5,8 +5,9 @@ Owns `check` (the oracle: every block, entry, hash and table, O(ids ever used)),
 (one pool's figures as the last check left them: each block's count and whether it was
 registered, the totals they make, each entry's length and blocks, each table holding
 blocks by hold id and its length), `check_touched` (the blocks, entries, hashes and tables
-the ledger noted as changed since, `Ledger.tb` / `te` / `th` / `tt`, checked and the
-shadow brought up to date; then forgotten), `LiveTables` (a pool's tables by hold id
+the ledger noted as changed since, `Ledger.tb` / `tf` / `te` / `th` / `tt`, checked and the
+shadow brought up to date; then forgotten: each block by what names it, a table's span,
+an entry, the evicted, or alone), `LiveTables` (a pool's tables by hold id
 without a walk of the live holds) and `Shadows` with `check_state`, which the invariant
 check calls once per event for all pools (the engine's `Watch` carries the shadows): an
 event costs what it changed, the live holds are walked only by a full check. The two must
@@ -205,7 +206,7 @@ def check_touched(L: Ledger, sh: Shadow, tables: Tables) -> str | None:
     `check` where it can tell the same. (This runs after every event: each part is a loop
     over what changed, with locals, the shadow's figures kept inline.)"""
     n = len(L.ref)
-    if not (L.tb or L.tt or L.te or L.th):  # nothing noted (an event elsewhere): the totals
+    if not (L.tb or L.tt or L.te or L.th or L.tf):  # nothing noted (an event elsewhere)
         return _totals(L, sh, n)
     try:
         if not (len(L.bhash) == len(L.bcontent) == len(L.bidx) == len(L.bentry) == n):
@@ -215,19 +216,26 @@ def check_touched(L: Ledger, sh: Shadow, tables: Tables) -> str | None:
         seen = sh.seen
         if len(seen) < n:  # ids used for the first time since: they were free
             seen.extend([0] * (n - len(seen)))
+        # Each block once, by what names it, the common cases at their own cost (the
+        # tables' spans, the new entries, the evicted); any other case, and the blocks
+        # noted alone, by the whole block check (`_blocks`). What they hold, who holds
+        # them, where they are; the totals follow.
+        odd: list[int] = []
         if L.tt:
-            broken = _tables(L, sh, tables, n)
-            if broken is not None:
-                return broken
-        # Blocks: what they hold, who holds them, where they are; the totals follow.
-        if L.tb:
-            broken = _blocks(L, sh, tables)
+            broken = _tables(L, sh, tables, n, odd)
             if broken is not None:
                 return broken
         if L.te:
-            broken = _entries(L, sh)
+            broken = _entries(L, sh, odd)
             if broken is not None:
                 return broken
+        if L.tf:
+            _evicted(L, sh, odd)
+        for blocks in (L.tb, odd):
+            if blocks:
+                broken = _blocks(L, sh, tables, blocks)
+                if broken is not None:
+                    return broken
         table, more, bhash = L.table, L.more, L.bhash
         for h in L.th:
             first = table.get(h)
@@ -241,12 +249,16 @@ def check_touched(L: Ledger, sh: Shadow, tables: Tables) -> str | None:
         L.untouched()
 
 
-def _tables(L: Ledger, sh: Shadow, tables: Tables, n: int) -> str | None:
-    """The touched tables (as `check`, first): their lengths, the blocks they gained, the
-    registrations; each one's length and their sum follow."""
+def _tables(L: Ledger, sh: Shadow, tables: Tables, n: int, odd: list[int]) -> str | None:
+    """The touched tables (as `check`, first): their lengths, the blocks in their touched
+    spans, the registrations; each one's length and their sum follow. A block in a span
+    that this table alone holds, with this table's content, is checked here whole (what
+    `_blocks` would check of it, from the table's side); any other goes to `odd`."""
     bhash, bidx, owner, sharers = L.bhash, L.bidx, L.owner, L.sharers
     block, tabs, tlen, tlo, thi = L.block, sh.tabs, sh.tlen, L.tlo, L.thi
+    ref, bcontent, table, more, seen = L.ref, L.bcontent, L.table, L.more, sh.seen
     held = 0  # the change to the tables' sum
+    refs = registered = allocated = cached = 0  # changes to the shadow's block totals
     try:
         for hid, t in L.tt.items():
             blocks = t.blocks
@@ -266,16 +278,57 @@ def _tables(L: Ledger, sh: Shadow, tables: Tables, n: int) -> str | None:
                 return f"hold {hid}: {nreg} blocks registered of {nt}"
             if hi > nt:
                 hi = nt
+            content = t.content
+            bh = content.bh if content.bh_block == block else ()  # its hashes, when made
+            total, panc = content.total, content.panc
             for j in range(lo, hi) if lo < hi else ():
                 b = blocks[j]
                 if not 0 <= b < n:
                     return f"hold {hid}: block {b} was never allocated"
-                if j < nreg and bhash[b] != t.content.block_hash(j, block):
-                    return f"hold {hid}: block {j} (#{b}) is not registered with its content"
+                h = bhash[b]
+                if h == NONE:
+                    if j < nreg:
+                        return f"hold {hid}: block {j} (#{b}) is not registered with its content"
+                    good = True
+                else:  # its content's hash of block j (past its pieces: `Content.prefix_hash`)
+                    end = (j + 1) * block
+                    if j < len(bh):
+                        good = h == bh[j]
+                    elif end > total:
+                        good = h == panc + end - total
+                    else:
+                        good = h == content.block_hash(j, block)
+                    if not good and j < nreg:
+                        return f"hold {hid}: block {j} (#{b}) is not registered with its content"
                 if bidx[b] != j:  # a block sits at its own index in every table holding it
                     return f"hold {hid}: block {j} (#{b}) is block {bidx[b]} of its content"
-                if owner[b] != hid and hid not in sharers.get(b, ()):
-                    return f"hold {hid}: block {j} (#{b}) does not count it as a holder"
+                o = owner[b]
+                if o != hid:
+                    if hid not in sharers.get(b, ()):
+                        return f"hold {hid}: block {j} (#{b}) does not count it as a holder"
+                    odd.append(b)  # (a shared block: each of its holders to look at)
+                    continue
+                if not good or ref[b] != 1 or b in sharers or bcontent[b] is not content:
+                    odd.append(b)
+                    continue
+                # Held by this table alone, at its index: its hash, if registered, is its
+                # content's here and listed; its count, 1.
+                if h == NONE:
+                    code = 2
+                elif table.get(h) != b and b not in more.get(h, ()):
+                    odd.append(b)
+                    continue
+                else:
+                    code = 3
+                old = seen[b]
+                if old != code:
+                    seen[b] = code
+                    refs += 1 - (old >> 1)
+                    registered += (code & 1) - (old & 1)
+                    if old < 2:
+                        allocated += 1
+                        if old:
+                            cached -= 1
             old = tlen.get(hid, 0)
             if nt != old:
                 held += nt - old
@@ -291,16 +344,21 @@ def _tables(L: Ledger, sh: Shadow, tables: Tables, n: int) -> str | None:
         return None
     finally:
         sh.held += held
+        sh.refs += refs
+        sh.registered += registered
+        sh.allocated += allocated
+        sh.cached += cached
 
 
-def _blocks(L: Ledger, sh: Shadow, tables: Tables) -> str | None:
-    """The touched blocks; the shadow's per-block codes and totals follow (`Shadow.note`)."""
+def _blocks(L: Ledger, sh: Shadow, tables: Tables, blocks: Iterable[int]) -> str | None:
+    """The whole check of each of `blocks`; the shadow's per-block codes and totals follow
+    (`Shadow.note`)."""
     ref, bhash, bidx, owner, sharers = L.ref, L.bhash, L.bidx, L.owner, L.sharers
     bcontent, bentry, entries, table = L.bcontent, L.bentry, L.entries, L.table
     block, tabs, seen = L.block, sh.tabs, sh.seen
     refs = registered = allocated = cached = 0  # changes to the shadow's totals
     try:
-        for b in L.tb:
+        for b in blocks:
             r, h = ref[b], bhash[b]
             if h != NONE:
                 content = bcontent[b]
@@ -363,11 +421,13 @@ def _blocks(L: Ledger, sh: Shadow, tables: Tables) -> str | None:
         sh.cached += cached
 
 
-def _entries(L: Ledger, sh: Shadow) -> str | None:
+def _entries(L: Ledger, sh: Shadow, odd: list[int]) -> str | None:
     """The touched entries: the blocks each lists that are new to it or changed since (the
     others were cached blocks of it at the last check, and unchanged still are); their
     lengths and block lists follow. An entry that only lost blocks from its tail (an
-    eviction) keeps its list, cut; only its touched blocks are looked at again."""
+    eviction) keeps its list, cut; only its touched blocks are looked at again. The blocks
+    of a new entry (a release's, whose blocks the ledger notes by it) are checked here
+    whole (`_new_entry`)."""
     ref, bhash, bentry, entries = L.ref, L.bhash, L.bentry, L.entries
     elen, eblocks, tb = sh.elen, sh.eblocks, L.tb
     for order in L.te:
@@ -399,10 +459,79 @@ def _entries(L: Ledger, sh: Shadow) -> str | None:
             for b in blocks:  # the first, in the full check's words
                 if bentry[b] != order or ref[b] != 0 or bhash[b] == NONE:
                     return f"entry {order}: block {b} is not a cached block of it"
+        if before is None:
+            _new_entry(L, sh, blocks, odd)
         eblocks[order] = kept
         elen[order] = n
         sh.esum += n
     return None
+
+
+def _new_entry(L: Ledger, sh: Shadow, blocks: list[int], odd: list[int]) -> None:
+    """The blocks of an entry new since the last check, each found a cached block of it
+    (`_entries`): what `_blocks` would check of each, from its content; a block it cannot
+    vouch for goes to `odd`. The shadow's codes and totals follow."""
+    bhash, bidx, bcontent, table, more = L.bhash, L.bidx, L.bcontent, L.table, L.more
+    block, seen = L.block, sh.seen
+    if not L.sharers.keys().isdisjoint(blocks):  # (a cached block has no holders)
+        odd.extend(blocks)
+        return
+    refs = registered = allocated = cached = 0
+    last: object = None
+    bh: list[int] | tuple[()] = ()
+    total = panc = 0
+    for b in blocks:
+        c = bcontent[b]
+        if c is None:
+            odd.append(b)
+            continue
+        if c is not last:
+            last = c
+            bh = c.bh if c.bh_block == block else ()
+            total, panc = c.total, c.panc
+        h, j = bhash[b], bidx[b]
+        end = (j + 1) * block  # its content's hash of block j, as in `_tables`
+        if h != (
+            bh[j] if j < len(bh) else panc + end - total if end > total else c.block_hash(j, block)
+        ) or (table.get(h) != b and b not in more.get(h, ())):
+            odd.append(b)
+            continue
+        old = seen[b]
+        if old != 1:
+            seen[b] = 1
+            cached += 1
+            refs -= old >> 1
+            registered += 1 - (old & 1)
+            if old:
+                allocated -= 1
+    sh.refs += refs
+    sh.registered += registered
+    sh.allocated += allocated
+    sh.cached += cached
+
+
+def _evicted(L: Ledger, sh: Shadow, odd: list[int]) -> None:
+    """The evicted blocks (`Ledger.tf`): free now (count 0, unregistered, no holders) each
+    becomes so in the shadow; any other (taken again since, say) goes to `odd`."""
+    ref, bhash, sharers, seen = L.ref, L.bhash, L.sharers, sh.seen
+    refs = registered = allocated = cached = 0
+    for b in L.tf:
+        if ref[b] or bhash[b] != NONE or b in sharers:
+            odd.append(b)
+            continue
+        old = seen[b]
+        if old:
+            seen[b] = 0
+            registered -= old & 1
+            if old == 1:
+                cached -= 1
+            else:
+                refs -= old >> 1
+                allocated -= 1
+    sh.refs += refs
+    sh.registered += registered
+    sh.allocated += allocated
+    sh.cached += cached
 
 
 def _totals(L: Ledger, sh: Shadow, n: int) -> str | None:

@@ -167,3 +167,101 @@ def test_a_hold_that_leaves_its_session_holding_blocks_halts_at_the_next_event()
     assert invariants.accounting(sim.state, sim.engine.watch, None) is not None
     v = _halts_at_the_next_event(sim)
     assert (v.invariant, v.message) == ("count", "kv: block 0: count 1, but 0 tables hold it")
+
+
+# --------------------------------------------------------------------------- each block once
+# The ledger notes a block by what names it: the span of the table that took or registered
+# it, the new entry its release cached it in, the list of evicted blocks (`Ledger.tf`). The
+# check looks at each of those at its own cost and hands any block it cannot vouch for to
+# the whole block check. Each fault below is made right after a step, with only the notes
+# the step made (no block noted alone), and must be caught in the whole check's words.
+
+
+def _b_grown() -> tuple[Ledger, Shadow, Table, Table]:
+    """The scene with a shadow of it, then B grown to 16 units: block 6 (the free stack's)
+    is its block 3, unregistered (B registered 2). Only B's span [3, 4) is noted."""
+    L, (a, b) = scene()
+    L.track = True
+    sh = Shadow(L, [a, b])
+    assert L.grow(b, 16) == [6] and b.nreg == 2
+    assert not L.tb and not L.tf and L.tt == {2: b}
+    return L, sh, a, b
+
+
+def test_a_block_in_a_span_with_a_count_too_high_is_caught() -> None:
+    L, sh, a, b = _b_grown()
+    L.ref[6] = 2
+    assert check_touched(L, sh, {1: a, 2: b}) == "block 6: count 2, but 1 tables hold it"
+
+
+def test_a_block_in_a_span_registered_under_another_blocks_hash_is_caught() -> None:
+    # Block 6 is B's block 3, past its registered head, yet carries block 3's hash (B's
+    # block 1, a duplicate of A's), listed as one more copy of it (and counted): all but
+    # the hash agrees, which is not its content's hash of block 3.
+    L, sh, a, b = _b_grown()
+    h = L.bhash[6] = L.bhash[3]
+    L.more[h].append(6)
+    L.dups += 1
+    message = "block 6: registered hash differs from its content's"
+    assert check_touched(L, sh, {1: a, 2: b}) == message
+
+
+def test_a_block_in_a_span_with_a_stray_holder_is_caught() -> None:
+    L, sh, a, b = _b_grown()
+    L.sharers[6] = {9: None}
+    message = "block 6: count 1 names hold 9, which does not hold it"
+    assert check_touched(L, sh, {1: a, 2: b}) == message
+
+
+def test_a_block_registered_in_a_span_but_not_listed_is_caught() -> None:
+    # B registers its block 2 (block 4, of its private stream): then the hash table loses
+    # it. Only B's span [2, 3) and the hash are noted.
+    L, (a, b) = scene()
+    L.track = True
+    sh = Shadow(L, [a, b])
+    assert L.register(b, 12) == (1, 0) and not L.tb
+    del L.table[L.bhash[4]]
+    assert check_touched(L, sh, {1: a, 2: b}) == "block 4: registered but not in the hash table"
+
+
+def test_a_new_entrys_block_whose_hash_is_not_its_contents_is_caught() -> None:
+    # A's release caches blocks 1 and 2 as entry 1; block 2 then says it is its content's
+    # block 1, whose hash is not the one it is registered with.
+    L, sh, b = _a_released()
+    L.bidx[2] = 1
+    assert check_touched(L, sh, {2: b}) == "block 2: registered hash differs from its content's"
+
+
+def test_a_new_entrys_block_missing_from_the_hash_table_is_caught() -> None:
+    L, sh, b = _a_released()
+    del L.table[L.bhash[2]]
+    assert check_touched(L, sh, {2: b}) == "block 2: registered but not in the hash table"
+
+
+def test_a_new_entrys_block_with_a_holder_is_caught() -> None:
+    # (Block 0, which B still holds, is the release's only block noted alone: sound.)
+    L, sh, b = _a_released()
+    L.sharers[1] = {2: None}
+    assert check_touched(L, sh, {2: b}) == "block 1: count 0, but holders [2]"
+
+
+def test_an_evicted_block_left_registered_is_caught() -> None:
+    # Entry 1 = [1, 2] checked; evicting one block takes block 2, which keeps its hash
+    # (the eviction cleared its content): registered with no content to match.
+    L, sh, b = _a_released()
+    assert check_touched(L, sh, {2: b}) is None
+    h = L.bhash[2]
+    assert L.evict_ids(1, 1) == [2] and L.tf == [2] and not L.tb
+    L.bhash[2] = h
+    assert check_touched(L, sh, {2: b}) == "block 2: registered hash differs from its content's"
+
+
+def test_an_evicted_block_left_with_a_count_is_caught() -> None:
+    # As above, block 2 keeps a count of 1; its stale owner, A (hold 1), released, holds
+    # nothing.
+    L, sh, b = _a_released()
+    assert check_touched(L, sh, {2: b}) is None
+    assert L.evict_ids(1, 1) == [2]
+    L.ref[2] = 1
+    message = "block 2: count 1 names hold 1, which does not hold it"
+    assert check_touched(L, sh, {2: b}) == message
