@@ -334,23 +334,26 @@ def _grown_and_advanced(s: State, w: Watch, steady: Steady | None) -> Violation 
         grown.clear()
         advanced.clear()
         return None
-    try:
-        unit = [p.block for p in s.pools]
-        for h in grown:
-            size, t = h.size, h.table
-            if (
-                t.size != size
-                or len(t.blocks) != -(-size // unit[h.pool])
-                or (h.reserve is not None and size > h.reserve)
-            ):
-                return _hold_broken(s, h)
+    pools = s.pools
+    block = pools[0].block if len(pools) == 1 else 0  # (one pool: its block, read once)
+    broken: Hold | None = None
+    for h in grown:
+        size, t = h.size, h.table
+        if (
+            t.size != size
+            or len(t.blocks) != -(-size // (block or pools[h.pool].block))
+            or (h.reserve is not None and size > h.reserve)
+        ):
+            broken = h
+            break
+    if broken is None:
         for h in advanced:
             if h.computed > h.size and not h.queued:
-                return _hold_broken(s, h)
-        return None
-    finally:
-        grown.clear()
-        advanced.clear()
+                broken = h
+                break
+    grown.clear()
+    advanced.clear()
+    return None if broken is None else _hold_broken(s, broken)
 
 
 def _hold_broken(s: State, h: Hold) -> Violation:

@@ -253,101 +253,123 @@ def _tables(L: Ledger, sh: Shadow, tables: Tables, n: int, odd: list[int]) -> st
     """The touched tables (as `check`, first): their lengths, the blocks in their touched
     spans, the registrations; each one's length and their sum follow. A block in a span
     that this table alone holds, with this table's content, is checked here whole (what
-    `_blocks` would check of it, from the table's side); any other goes to `odd`."""
+    `_blocks` would check of it, from the table's side); any other goes to `odd`. (Each
+    test is one condition on the way every table and block passes; `_table_words` and
+    `_span_block` say what failed.)"""
     bhash, bidx, owner, sharers = L.bhash, L.bidx, L.owner, L.sharers
     block, tabs, tlen, tlo, thi = L.block, sh.tabs, sh.tlen, L.tlo, L.thi
     ref, bcontent, table, more, seen = L.ref, L.bcontent, L.table, L.more, sh.seen
-    held = 0  # the change to the tables' sum
-    refs = registered = allocated = cached = 0  # changes to the shadow's block totals
-    try:
-        for hid, t in L.tt.items():
-            blocks = t.blocks
-            nt = len(blocks)
-            if nt != -(-t.size // block):
-                return f"hold {hid}: {t.size} units in {nt} blocks, not {L.nb(t.size)}"
-            lo, hi = tlo[hid], thi[hid]
-            if lo == hi and nt and tlen.get(hid) == nt:
-                continue  # only its size changed (its blocks, registrations, holders did not)
-            kept = tabs.get(hid)
-            if kept is not t and nt and tables.get(hid) is not t:
-                # (one kept is its hold's: checked when it came to hold blocks, and a hold
-                # that leaves holding blocks is the accounting check's to catch)
-                return f"hold {hid}: holds {nt} blocks but is no hold of this pool"
-            nreg = t.nreg
-            if nreg > nt:
-                return f"hold {hid}: {nreg} blocks registered of {nt}"
-            if hi > nt:
-                hi = nt
-            content = t.content
-            bh = content.bh if content.bh_block == block else ()  # its hashes, when made
-            total, panc = content.total, content.panc
-            for j in range(lo, hi) if lo < hi else ():
-                b = blocks[j]
-                if not 0 <= b < n:
-                    return f"hold {hid}: block {b} was never allocated"
-                h = bhash[b]
-                if h == NONE:
+    held = refs = registered = allocated = cached = 0  # the changes to the shadow's sums
+    for hid, t in L.tt.items():
+        blocks = t.blocks
+        nt = len(blocks)
+        lo, hi = tlo[hid], thi[hid]
+        kept = tabs.get(hid)
+        if (
+            nt != -(-t.size // block)
+            or t.nreg > nt
+            or (kept is not t and nt and tables.get(hid) is not t)
+        ):
+            return _table_words(L, t, nt)
+        if lo == hi and nt and tlen.get(hid) == nt:
+            continue  # only its size changed (its blocks, registrations, holders did not)
+        nreg = t.nreg
+        content = t.content
+        bh = content.bh if content.bh_block == block else ()  # its hashes, when made
+        total, panc = content.total, content.panc
+        for j in range(lo, hi if hi < nt else nt) if lo < hi else ():
+            b = blocks[j]
+            if (
+                not 0 <= b < n
+                or bidx[b] != j
+                or owner[b] != hid
+                or ref[b] != 1
+                or b in sharers
+                or bcontent[b] is not content
+            ):
+                broken = _span_block(L, t, j, b, n)
+                if broken is not None:
+                    return broken
+                odd.append(b)  # (shared, say: the whole check looks at each holder)
+                continue
+            # Held by this table alone, at its index, of its content: its hash, if
+            # registered, is its content's hash of block j (past its pieces:
+            # `Content.prefix_hash`) and listed; its count, 1.
+            h = bhash[b]
+            if h == NONE:
+                if j < nreg:
+                    return _span_block(L, t, j, b, n)
+                code = 2
+            else:
+                end = (j + 1) * block
+                if h != (
+                    bh[j]
+                    if j < len(bh)
+                    else panc + end - total
+                    if end > total
+                    else content.block_hash(j, block)
+                ):
                     if j < nreg:
-                        return f"hold {hid}: block {j} (#{b}) is not registered with its content"
-                    good = True
-                else:  # its content's hash of block j (past its pieces: `Content.prefix_hash`)
-                    end = (j + 1) * block
-                    if j < len(bh):
-                        good = h == bh[j]
-                    elif end > total:
-                        good = h == panc + end - total
-                    else:
-                        good = h == content.block_hash(j, block)
-                    if not good and j < nreg:
-                        return f"hold {hid}: block {j} (#{b}) is not registered with its content"
-                if bidx[b] != j:  # a block sits at its own index in every table holding it
-                    return f"hold {hid}: block {j} (#{b}) is block {bidx[b]} of its content"
-                o = owner[b]
-                if o != hid:
-                    if hid not in sharers.get(b, ()):
-                        return f"hold {hid}: block {j} (#{b}) does not count it as a holder"
-                    odd.append(b)  # (a shared block: each of its holders to look at)
-                    continue
-                if not good or ref[b] != 1 or b in sharers or bcontent[b] is not content:
+                        return _span_block(L, t, j, b, n)
                     odd.append(b)
                     continue
-                # Held by this table alone, at its index: its hash, if registered, is its
-                # content's here and listed; its count, 1.
-                if h == NONE:
-                    code = 2
-                elif table.get(h) != b and b not in more.get(h, ()):
+                if table.get(h) != b and b not in more.get(h, ()):
                     odd.append(b)
                     continue
-                else:
-                    code = 3
-                old = seen[b]
-                if old != code:
-                    seen[b] = code
-                    refs += 1 - (old >> 1)
-                    registered += (code & 1) - (old & 1)
-                    if old < 2:
-                        allocated += 1
-                        if old:
-                            cached -= 1
-            old = tlen.get(hid, 0)
-            if nt != old:
-                held += nt - old
-                if nt:
-                    tlen[hid] = nt
-                else:
-                    del tlen[hid]
+                code = 3
+            old = seen[b]
+            if old != code:
+                seen[b] = code
+                refs += 1 - (old >> 1)
+                registered += (code & 1) - (old & 1)
+                if old < 2:
+                    allocated += 1
+                    if old:
+                        cached -= 1
+        old = tlen.get(hid, 0)
+        if nt != old:
+            held += nt - old
             if nt:
-                if kept is not t:
-                    tabs[hid] = t
-            elif kept is not None:
-                del tabs[hid]
-        return None
-    finally:
-        sh.held += held
-        sh.refs += refs
-        sh.registered += registered
-        sh.allocated += allocated
-        sh.cached += cached
+                tlen[hid] = nt
+            else:
+                del tlen[hid]
+        if nt:
+            if kept is not t:
+                tabs[hid] = t
+        elif kept is not None:
+            del tabs[hid]
+    sh.held += held
+    sh.refs += refs
+    sh.registered += registered
+    sh.allocated += allocated
+    sh.cached += cached
+    return None
+
+
+def _table_words(L: Ledger, t: Table, nt: int) -> str:
+    """What is wrong with touched table t as a whole, in the full check's words."""
+    if nt != L.nb(t.size):
+        return f"hold {t.hid}: {t.size} units in {nt} blocks, not {L.nb(t.size)}"
+    if t.nreg > nt:
+        return f"hold {t.hid}: {t.nreg} blocks registered of {nt}"
+    # (one kept is its hold's: checked when it came to hold blocks, and a hold that leaves
+    # holding blocks is the accounting check's to catch)
+    return f"hold {t.hid}: holds {nt} blocks but is no hold of this pool"
+
+
+def _span_block(L: Ledger, t: Table, j: int, b: int, n: int) -> str | None:
+    """What is wrong with table t's block j, b, from the table's side (as `check`), or
+    None when nothing is: the block is then the whole block check's (shared, say)."""
+    hid = t.hid
+    if not 0 <= b < n:
+        return f"hold {hid}: block {b} was never allocated"
+    if j < t.nreg and L.bhash[b] != t.content.block_hash(j, L.block):
+        return f"hold {hid}: block {j} (#{b}) is not registered with its content"
+    if L.bidx[b] != j:  # a block sits at its own index in every table holding it
+        return f"hold {hid}: block {j} (#{b}) is block {L.bidx[b]} of its content"
+    if L.owner[b] != hid and hid not in L.sharers.get(b, ()):
+        return f"hold {hid}: block {j} (#{b}) does not count it as a holder"
+    return None
 
 
 def _blocks(L: Ledger, sh: Shadow, tables: Tables, blocks: Iterable[int]) -> str | None:

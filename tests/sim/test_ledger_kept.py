@@ -265,3 +265,16 @@ def test_an_evicted_block_left_with_a_count_is_caught() -> None:
     L.ref[2] = 1
     message = "block 2: count 1 names hold 1, which does not hold it"
     assert check_touched(L, sh, {2: b}) == message
+
+
+def test_a_block_registered_in_a_span_that_names_another_content_is_caught() -> None:
+    # B registers its block 2 (block 4), whose content then says it is A's: registered
+    # with B's hash of block 2, not the hash of A's block 2 that it now claims to hold.
+    L, (a, b) = scene()
+    L.track = True
+    sh = Shadow(L, [a, b])
+    L.register(b, 12)
+    L.bcontent[4] = a.content
+    assert check_touched(L, sh, {1: a, 2: b}) == (
+        "block 4: registered hash differs from its content's"
+    )
