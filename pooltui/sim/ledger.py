@@ -135,9 +135,11 @@ class Ledger:
         old = self.tlo.get(hid)
         if old is None:
             self.tlo[hid], self.thi[hid] = lo, hi
-        else:
-            self.tlo[hid] = min(old, lo)
-            self.thi[hid] = max(self.thi[hid], hi)
+        else:  # (comparisons, not min and max: this runs at each step with invariants on)
+            if lo < old:
+                self.tlo[hid] = lo
+            if hi > self.thi[hid]:
+                self.thi[hid] = hi
 
     def untouched(self) -> None:
         """Forget what changed (the check has seen it, or nobody will)."""

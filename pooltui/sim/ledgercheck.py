@@ -206,7 +206,8 @@ def check_touched(L: Ledger, sh: Shadow, tables: Tables) -> str | None:
     `check` where it can tell the same. (This runs after every event: each part is a loop
     over what changed, with locals, the shadow's figures kept inline.)"""
     n = len(L.ref)
-    if not (L.tb or L.tt or L.te or L.th or L.tf):  # nothing noted (an event elsewhere)
+    tb, tt, te, th, tf = L.tb, L.tt, L.te, L.th, L.tf
+    if not (tb or tt or te or th or tf):  # nothing noted (an event elsewhere)
         return _totals(L, sh, n)
     try:
         if not (len(L.bhash) == len(L.bcontent) == len(L.bidx) == len(L.bentry) == n):
@@ -221,32 +222,60 @@ def check_touched(L: Ledger, sh: Shadow, tables: Tables) -> str | None:
         # noted alone, by the whole block check (`_blocks`). What they hold, who holds
         # them, where they are; the totals follow.
         odd: list[int] = []
-        if L.tt:
+        if tt:
             broken = _tables(L, sh, tables, n, odd)
             if broken is not None:
                 return broken
-        if L.te:
+        if te:
             broken = _entries(L, sh, odd)
             if broken is not None:
                 return broken
-        if L.tf:
+        if tf:
             _evicted(L, sh, odd)
-        for blocks in (L.tb, odd):
+        for blocks in (tb, odd):
             if blocks:
                 broken = _blocks(L, sh, tables, blocks)
                 if broken is not None:
                     return broken
-        table, more, bhash = L.table, L.more, L.bhash
-        for h in L.th:
-            first = table.get(h)
-            if h not in more and (first is None or bhash[first] == h):
-                continue  # (most: one copy, or none left)
-            broken = _copies(bhash, h, first, more.get(h))
+        if th:
+            broken = _hashes(L, th)
             if broken is not None:
                 return broken
         return _totals(L, sh, n)
-    finally:
-        L.untouched()
+    finally:  # (`Ledger.untouched`, skipping what is empty: this runs after every event)
+        if tb:
+            tb.clear()
+        if tf:
+            tf.clear()
+        if te:
+            te.clear()
+        if th:
+            th.clear()
+        if tt:
+            tt.clear()
+            L.tlo.clear()
+            L.thi.clear()
+
+
+def _hashes(L: Ledger, th: set[int]) -> str | None:
+    """The touched hashes: each one's copies, if any, registered with it (`_copies`).
+    With no copies anywhere (most runs), many at once: each listed block's hash looked
+    up in C, all unlisted (evicted) or all listing their own block."""
+    table, more, bhash = L.table, L.more, L.bhash
+    if not more and len(th) > 8:
+        firsts = list(map(table.get, th))
+        if firsts.count(None) == len(firsts):
+            return None
+        if None not in firsts and list(map(bhash.__getitem__, firsts)) == list(th):  # type: ignore[arg-type]
+            return None
+    for h in th:
+        first = table.get(h)
+        if h not in more and (first is None or bhash[first] == h):
+            continue  # (most: one copy, or none left)
+        broken = _copies(bhash, h, first, more.get(h))
+        if broken is not None:
+            return broken
+    return None
 
 
 def _tables(L: Ledger, sh: Shadow, tables: Tables, n: int, odd: list[int]) -> str | None:
@@ -635,25 +664,28 @@ class LiveTables:
         return None
 
 
+_NOT_READY = (-1, "")  # `_check_ready` could not check: a pool's ledger is another
+
+
 def _check_ready(
     s: State, watch: Shadows, ready: list[tuple[Ledger, Shadow, LiveTables]]
-) -> tuple[bool, tuple[int, str] | None]:
-    """`check_state` when every pool has its shadow: (done, what it found); not done when
-    a pool's ledger is another (a restored state's): the caller sees to it."""
+) -> tuple[int, str] | None:
+    """`check_state` when every pool has its shadow: what it found; `_NOT_READY` when a
+    pool's ledger is another (a restored state's): the caller sees to it."""
     pools, live = s.pools, s.live
     if len(ready) != len(pools):
-        return False, None
+        return _NOT_READY
     for pi in range(len(ready)):
         L, sh, lt = ready[pi]
         if pools[pi].ledger is not L or lt.live is not live:
-            return False, None
+            return _NOT_READY
         L.track = True
         broken = check_touched(L, sh, lt)
         if broken is not None:
             watch.shadows[pi] = None
             watch.ready = None
-            return True, (pi, broken)
-    return True, None
+            return pi, broken
+    return None
 
 
 def check_state(s: State, watch: Shadows | None = None) -> tuple[int, str] | None:
@@ -668,8 +700,8 @@ def check_state(s: State, watch: Shadows | None = None) -> tuple[int, str] | Non
                 return pi, broken
         return None
     if watch.ready is not None:
-        done, found = _check_ready(s, watch, watch.ready)
-        if done:
+        found = _check_ready(s, watch, watch.ready)
+        if found is not _NOT_READY:
             return found
         watch.ready = None
     shadows, lookups = watch.shadows, watch.lookups

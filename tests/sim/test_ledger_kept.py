@@ -278,3 +278,22 @@ def test_a_block_registered_in_a_span_that_names_another_content_is_caught() -> 
     assert check_touched(L, sh, {1: a, 2: b}) == (
         "block 4: registered hash differs from its content's"
     )
+
+
+def test_a_hash_listing_another_block_is_caught_among_many_noted() -> None:
+    # A table registers 10 blocks of a private stream (ids 0-9), checked. A faulty step
+    # then lists hash 3 under block 7 (whose own hash stays listed too) and notes the ten
+    # hashes: no copies exist anywhere, so the hashes are looked up at once; one names a
+    # block not registered with it.
+    L = Ledger(64, 4)
+    L.track = True
+    a, _ = admit(L, 1, Content(1), 40, 40)
+    L.register(a, 40)
+    sh = Shadow(L, [a])
+    assert check_touched(L, sh, {1: a}) is None
+    hashes = [L.bhash[b] for b in a.blocks]
+    assert a.blocks == list(range(10)) and len(set(hashes)) == 10 and not L.more
+    L.table[hashes[3]] = 7
+    L.th.update(hashes)
+    message = "hash table lists block [7] under a hash one is not registered with"
+    assert check_touched(L, sh, {1: a}) == message
