@@ -55,6 +55,7 @@ MODULES = (
     "pooltui/sim/ledger.py",
     "pooltui/sim/ledgerbatch.py",
     "pooltui/sim/ledgercheck.py",
+    "pooltui/sim/ledgertouched.py",
     "pooltui/lang/exprs.py",
     "pooltui/lang/content.py",
 )

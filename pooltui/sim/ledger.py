@@ -113,12 +113,10 @@ class Ledger:
         self.floor = 0
         self.dirty: dict[int, int] = {}
         self.repoch = 0
-        # What changed since the last invariant check (`ledgercheck.check_touched` consumes
-        # it), kept only while `track` is on (the engine turns it on with invariants): the
-        # blocks, entries (orders), hashes and tables (hid -> table, and the span of block
-        # indices of each that changed, [tlo, thi)). A block is noted once, by what names
-        # it: one a table took or registered by that table's span, one a release cached by
-        # its new entry, one evicted in `tf` (the order it left in); `tb` has the others.
+        # What changed since the last invariant check (`ledgertouched.check_touched`
+        # consumes it; only while `track` is on): each block once, by what names it (a
+        # table's span [tlo, thi) if it took or registered it, the new entry if a release
+        # cached it, `tf` if evicted, else `tb`), entries (orders), hashes, tables.
         self.track = False
         self.tb: set[int] = set()
         self.tf: list[int] = []
@@ -135,11 +133,9 @@ class Ledger:
         old = self.tlo.get(hid)
         if old is None:
             self.tlo[hid], self.thi[hid] = lo, hi
-        else:  # (comparisons, not min and max: this runs at each step with invariants on)
-            if lo < old:
-                self.tlo[hid] = lo
-            if hi > self.thi[hid]:
-                self.thi[hid] = hi
+        else:
+            self.tlo[hid] = min(old, lo)
+            self.thi[hid] = max(self.thi[hid], hi)
 
     def untouched(self) -> None:
         """Forget what changed (the check has seen it, or nobody will)."""
@@ -480,9 +476,7 @@ class Ledger:
         else:
             kept = blocks[:nreg] if nreg < n else blocks
         if self.track:  # (those it caches: by their new entry)
-            if shared:
-                self.tb.update(shared)
-            self.tb.update(blocks[nreg:])
+            self.tb.update(shared or (), blocks[nreg:])
         if kept:
             bentry, order = cast("list[object]", self.bentry), cast(object, e.order)
             for b in kept:  # (owner goes stale: a cached block has none)

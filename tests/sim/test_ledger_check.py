@@ -1,5 +1,5 @@
 """content-and-reload.md §4 after every event: the check of what each event changed
-(`ledgercheck.check_touched`, run by the engine with invariants on) against the full check
+(`ledgertouched.check_touched`, run by the engine with invariants on) against the full check
 (`ledgercheck.check`, the oracle), on whole runs of bundled specs, in both modes; and
 faults put into the ledger's own steps, each caught at the event that made it.
 

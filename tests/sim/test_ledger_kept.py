@@ -1,5 +1,5 @@
 """What the check of what changed keeps between events so that it never walks the live holds
-(`ledgercheck.Shadow`'s tables and their lengths, `LiveTables`), and the hold that leaves
+(`ledgertouched.Shadow`'s tables and their lengths, `LiveTables`), and the hold that leaves
 its session still holding blocks (the accounting check's to catch, since the ledgers'
 check trusts the tables it kept).
 

@@ -1,0 +1,522 @@
+"""content-and-reload.md §4 for one pool's ledger after every event, at the cost of what
+the event changed: `check_touched` and the figures it keeps.
+
+Owns `Shadow` (one pool's figures as the last check left them: each block's count and
+whether it was registered, the totals they make, each entry's length and blocks, each
+table holding blocks by hold id and its length) and `check_touched` (the blocks, entries,
+hashes and tables the ledger noted as changed since, `Ledger.tb` / `tf` / `te` / `th` /
+`tt`, checked and the shadow brought up to date; then forgotten). Each block is looked at
+once, by what names it: the span of the table that took or registered it (`_tables`), the
+new entry its release cached it in (`_new_entry`), the evicted list (`_evicted`), each at
+the cost of its case; a block a case cannot vouch for, and a block noted alone, get the
+whole block check (`_blocks`). It says what `ledgercheck.check`, the oracle, says of the
+same changes (tests/sim/test_ledger_kept.py breaks each case on purpose). It reads the
+ledger and the tables, and writes only the shadow and the ledger's notes; it never emits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Protocol
+
+from pooltui.sim.ledger import NONE, Ledger, Table
+
+
+def copies_broken(
+    bhash: list[int], h: int, first: int | None, later: list[int] | None
+) -> str | None:
+    """What is wrong with the copies listed under hash h (the first, the later ones), if
+    anything: each registered with h, none twice, a first copy before any later one."""
+    if later is not None and not later:
+        return "an empty copy list in the hash table"
+    copies = ([] if first is None else [first]) + (later or [])
+    if first is None and later is None:
+        return None
+    if first is not None and all(bhash[b] == h for b in copies) and len(set(copies)) == len(copies):
+        return None
+    return f"hash table lists block {copies} under a hash one is not registered with"
+
+
+class Tables(Protocol):
+    """A pool's tables by hold id (a dict, or `LiveTables`): the holds' own tables."""
+
+    def get(self, hid: int, /) -> Table | None: ...
+
+
+class Shadow:
+    """A pool's figures as the last check saw them, kept up to date from what changed:
+    per block ids ever used, its count × 2 + 1 if registered; the blocks with a count,
+    the registered blocks at count 0, the registered blocks, the sum of the counts; each
+    entry's length, blocks and the lengths' sum; each table holding blocks, its length
+    (by hold id) and their sum."""
+
+    __slots__ = (
+        "allocated",
+        "cached",
+        "eblocks",
+        "elen",
+        "esum",
+        "held",
+        "ledger",
+        "refs",
+        "registered",
+        "seen",
+        "tabs",
+        "tlen",
+    )
+
+    def __init__(self, L: Ledger, tables: Iterable[Table] = ()) -> None:
+        self.ledger = L  # the ledger it follows (a shadow is never moved to another)
+        self.seen = [r * 2 + (h != NONE) for r, h in zip(L.ref, L.bhash, strict=False)]
+        self.allocated = sum(1 for r in L.ref if r > 0)
+        self.cached = sum(1 for c in self.seen if c == 1)
+        self.registered = sum(c & 1 for c in self.seen)
+        self.refs = sum(L.ref)
+        self.elen = {o: len(e.blocks) for o, e in L.entries.items()}
+        self.esum = sum(self.elen.values())
+        self.eblocks = {o: list(e.blocks) for o, e in L.entries.items()}  # as last seen
+        # The tables' lengths as the ledger's holders give them (a sound ledger: each table
+        # holding blocks is named once by each of its blocks), so a shadow needs no tables.
+        tlen: dict[int, int] = {}
+        for hid, r in zip(L.owner, L.ref, strict=True):
+            if r > 0:  # (a block at count 0 has a stale owner)
+                tlen[hid] = tlen.get(hid, 0) + 1
+        for more in L.sharers.values():
+            for hid in more:
+                tlen[hid] = tlen.get(hid, 0) + 1
+        self.tlen = tlen
+        self.held = sum(tlen.values())
+        # Hold id -> its table, for the tables holding blocks (`LiveTables` finds a holder
+        # here): those given, then each noted as changed with blocks.
+        self.tabs = {t.hid: t for t in tables if t.blocks}
+
+    def note(self, b: int, code: int) -> None:
+        """Block b is now `code` (count × 2 + registered): the totals follow."""
+        old = self.seen[b]
+        if old == code:
+            return
+        for c, sign in ((old, -1), (code, 1)):
+            ref, reg = c >> 1, c & 1
+            self.refs += sign * ref
+            self.registered += sign * reg
+            if ref > 0:
+                self.allocated += sign
+            elif reg:
+                self.cached += sign
+        self.seen[b] = code
+
+
+def check_touched(L: Ledger, sh: Shadow, tables: Tables) -> str | None:
+    """What `check` says, looking only at what changed since the last call (the ledger's
+    touched sets, which it empties) and at figures kept in `sh`. `tables`: every table in
+    this pool, by hold id (asked only for the ids the changes name). The same messages as
+    `check` where it can tell the same. (This runs after every event: each part is a loop
+    over what changed, with locals, the shadow's figures kept inline.)"""
+    n = len(L.ref)
+    tb, tt, te, th, tf = L.tb, L.tt, L.te, L.th, L.tf
+    if not (tb or tt or te or th or tf):  # nothing noted (an event elsewhere)
+        return _totals(L, sh, n)
+    try:
+        if not (len(L.bhash) == len(L.bcontent) == len(L.bidx) == len(L.bentry) == n):
+            return "per-block arrays differ in length"
+        if len(L.owner) != n:
+            return "per-block arrays differ in length"
+        seen = sh.seen
+        if len(seen) < n:  # ids used for the first time since: they were free
+            seen.extend([0] * (n - len(seen)))
+        # Each block once, by what names it, the common cases at their own cost (the
+        # tables' spans, the new entries, the evicted); any other case, and the blocks
+        # noted alone, by the whole block check (`_blocks`). What they hold, who holds
+        # them, where they are; the totals follow.
+        odd: list[int] = []
+        if tt:
+            broken = _tables(L, sh, tables, n, odd)
+            if broken is not None:
+                return broken
+        if te:
+            broken = _entries(L, sh, odd)
+            if broken is not None:
+                return broken
+        if tf:
+            _evicted(L, sh, odd)
+        for blocks in (tb, odd):
+            if blocks:
+                broken = _blocks(L, sh, tables, blocks)
+                if broken is not None:
+                    return broken
+        if th:
+            broken = _hashes(L, th)
+            if broken is not None:
+                return broken
+        return _totals(L, sh, n)
+    finally:  # (`Ledger.untouched`, skipping what is empty: this runs after every event)
+        if tb:
+            tb.clear()
+        if tf:
+            tf.clear()
+        if te:
+            te.clear()
+        if th:
+            th.clear()
+        if tt:
+            tt.clear()
+            L.tlo.clear()
+            L.thi.clear()
+
+
+def _hashes(L: Ledger, th: set[int]) -> str | None:
+    """The touched hashes: each one's copies, if any, registered with it (`copies_broken`).
+    With no copies anywhere (most runs), many at once: each listed block's hash looked
+    up in C, all unlisted (evicted) or all listing their own block."""
+    table, more, bhash = L.table, L.more, L.bhash
+    if not more and len(th) > 8:
+        firsts = list(map(table.get, th))
+        if firsts.count(None) == len(firsts):
+            return None
+        if None not in firsts and list(map(bhash.__getitem__, firsts)) == list(th):  # type: ignore[arg-type]
+            return None
+    for h in th:
+        first = table.get(h)
+        if h not in more and (first is None or bhash[first] == h):
+            continue  # (most: one copy, or none left)
+        broken = copies_broken(bhash, h, first, more.get(h))
+        if broken is not None:
+            return broken
+    return None
+
+
+def _tables(L: Ledger, sh: Shadow, tables: Tables, n: int, odd: list[int]) -> str | None:
+    """The touched tables (as `check`, first): their lengths, the blocks in their touched
+    spans, the registrations; each one's length and their sum follow. A block in a span
+    that this table alone holds, with this table's content, is checked here whole (what
+    `_blocks` would check of it, from the table's side); any other goes to `odd`. (Each
+    test is one condition on the way every table and block passes; `_table_words` and
+    `_span_block` say what failed.)"""
+    bhash, bidx, owner, sharers = L.bhash, L.bidx, L.owner, L.sharers
+    block, tabs, tlen, tlo, thi = L.block, sh.tabs, sh.tlen, L.tlo, L.thi
+    ref, bcontent, table, more, seen = L.ref, L.bcontent, L.table, L.more, sh.seen
+    held = refs = registered = allocated = cached = 0  # the changes to the shadow's sums
+    for hid, t in L.tt.items():
+        blocks = t.blocks
+        nt = len(blocks)
+        lo, hi = tlo[hid], thi[hid]
+        kept = tabs.get(hid)
+        if (
+            nt != -(-t.size // block)
+            or t.nreg > nt
+            or (kept is not t and nt and tables.get(hid) is not t)
+        ):
+            return _table_words(L, t, nt)
+        if lo == hi and nt and tlen.get(hid) == nt:
+            continue  # only its size changed (its blocks, registrations, holders did not)
+        nreg = t.nreg
+        content = t.content
+        bh = content.bh if content.bh_block == block else ()  # its hashes, when made
+        total, panc = content.total, content.panc
+        for j in range(lo, hi if hi < nt else nt) if lo < hi else ():
+            b = blocks[j]
+            if (
+                not 0 <= b < n
+                or bidx[b] != j
+                or owner[b] != hid
+                or ref[b] != 1
+                or b in sharers
+                or bcontent[b] is not content
+            ):
+                broken = _span_block(L, t, j, b, n)
+                if broken is not None:
+                    return broken
+                odd.append(b)  # (shared, say: the whole check looks at each holder)
+                continue
+            # Held by this table alone, at its index, of its content: its hash, if
+            # registered, is its content's hash of block j (past its pieces:
+            # `Content.prefix_hash`) and listed; its count, 1.
+            h = bhash[b]
+            if h == NONE:
+                if j < nreg:
+                    return _span_block(L, t, j, b, n)
+                code = 2
+            else:
+                end = (j + 1) * block
+                if h != (
+                    bh[j]
+                    if j < len(bh)
+                    else panc + end - total
+                    if end > total
+                    else content.block_hash(j, block)
+                ):
+                    if j < nreg:
+                        return _span_block(L, t, j, b, n)
+                    odd.append(b)
+                    continue
+                if table.get(h) != b and b not in more.get(h, ()):
+                    odd.append(b)
+                    continue
+                code = 3
+            old = seen[b]
+            if old != code:
+                seen[b] = code
+                refs += 1 - (old >> 1)
+                registered += (code & 1) - (old & 1)
+                if old < 2:
+                    allocated += 1
+                    if old:
+                        cached -= 1
+        old = tlen.get(hid, 0)
+        if nt != old:
+            held += nt - old
+            if nt:
+                tlen[hid] = nt
+            else:
+                del tlen[hid]
+        if nt:
+            if kept is not t:
+                tabs[hid] = t
+        elif kept is not None:
+            del tabs[hid]
+    sh.held += held
+    sh.refs += refs
+    sh.registered += registered
+    sh.allocated += allocated
+    sh.cached += cached
+    return None
+
+
+def _table_words(L: Ledger, t: Table, nt: int) -> str:
+    """What is wrong with touched table t as a whole, in the full check's words."""
+    if nt != L.nb(t.size):
+        return f"hold {t.hid}: {t.size} units in {nt} blocks, not {L.nb(t.size)}"
+    if t.nreg > nt:
+        return f"hold {t.hid}: {t.nreg} blocks registered of {nt}"
+    # (one kept is its hold's: checked when it came to hold blocks, and a hold that leaves
+    # holding blocks is the accounting check's to catch)
+    return f"hold {t.hid}: holds {nt} blocks but is no hold of this pool"
+
+
+def _span_block(L: Ledger, t: Table, j: int, b: int, n: int) -> str | None:
+    """What is wrong with table t's block j, b, from the table's side (as `check`), or
+    None when nothing is: the block is then the whole block check's (shared, say)."""
+    hid = t.hid
+    if not 0 <= b < n:
+        return f"hold {hid}: block {b} was never allocated"
+    if j < t.nreg and L.bhash[b] != t.content.block_hash(j, L.block):
+        return f"hold {hid}: block {j} (#{b}) is not registered with its content"
+    if L.bidx[b] != j:  # a block sits at its own index in every table holding it
+        return f"hold {hid}: block {j} (#{b}) is block {L.bidx[b]} of its content"
+    if L.owner[b] != hid and hid not in L.sharers.get(b, ()):
+        return f"hold {hid}: block {j} (#{b}) does not count it as a holder"
+    return None
+
+
+def _blocks(L: Ledger, sh: Shadow, tables: Tables, blocks: Iterable[int]) -> str | None:
+    """The whole check of each of `blocks`; the shadow's per-block codes and totals follow
+    (`Shadow.note`)."""
+    ref, bhash, bidx, owner, sharers = L.ref, L.bhash, L.bidx, L.owner, L.sharers
+    bcontent, bentry, entries, table = L.bcontent, L.bentry, L.entries, L.table
+    block, tabs, seen = L.block, sh.tabs, sh.seen
+    refs = registered = allocated = cached = 0  # changes to the shadow's totals
+    try:
+        for b in blocks:
+            r, h = ref[b], bhash[b]
+            if h != NONE:
+                content = bcontent[b]
+                if content is None:
+                    return f"block {b}: registered hash differs from its content's"
+                j = bidx[b]
+                bh = content.bh  # (its block hashes, when made for this block size)
+                if (bh[j] if content.bh_block == block and j < len(bh) else -1) != h and (
+                    content.block_hash(j, block) != h
+                ):
+                    return f"block {b}: registered hash differs from its content's"
+                if table.get(h) != b and b not in L.more.get(h, ()):
+                    return f"block {b}: registered but not in the hash table"
+                code = r * 2 + 1
+            else:
+                code = r * 2
+            if r > 0:
+                # A table that holds blocks is kept by hold id (checked a hold of this
+                # pool when it came to hold them); any other is asked for.
+                j = bidx[b]
+                hid = owner[b]
+                holder = tabs.get(hid) or tables.get(hid)
+                if holder is None or j >= len(holder.blocks) or holder.blocks[j] != b:
+                    return f"block {b}: count {r} names hold {hid}, which does not hold it"
+                if b in sharers:
+                    more = sharers[b]
+                    for hid in more:
+                        holder = tabs.get(hid) or tables.get(hid)
+                        if holder is None or j >= len(holder.blocks) or holder.blocks[j] != b:
+                            return f"block {b}: count {r} names hold {hid}, which does not hold it"
+                    if r != 1 + len(more):
+                        return f"block {b}: count {r}, but {1 + len(more)} tables hold it"
+                elif r != 1:
+                    return f"block {b}: count {r}, but 1 tables hold it"
+                # (its entry is stale: an entry listing it is the entries' check's)
+            else:
+                if r < 0 or b in sharers:  # (the owner of a block at count 0 is stale)
+                    others = list(sharers.get(b, ()))
+                    return f"block {b}: count {r}, but holders {others}"
+                if h != NONE and bentry[b] not in entries:
+                    return f"entry {bentry[b]} of cached block {b} does not exist"
+            old = seen[b]
+            if old != code:
+                seen[b] = code
+                refs += r - (old >> 1)
+                registered += (code & 1) - (old & 1)
+                if old > 1:
+                    allocated -= 1
+                elif old:
+                    cached -= 1
+                if r:
+                    allocated += 1
+                elif code:
+                    cached += 1
+        return None
+    finally:
+        sh.refs += refs
+        sh.registered += registered
+        sh.allocated += allocated
+        sh.cached += cached
+
+
+def _entries(L: Ledger, sh: Shadow, odd: list[int]) -> str | None:
+    """The touched entries: the blocks each lists that are new to it or changed since (the
+    others were cached blocks of it at the last check, and unchanged still are); their
+    lengths and block lists follow. An entry that only lost blocks from its tail (an
+    eviction) keeps its list, cut; only its touched blocks are looked at again. The blocks
+    of a new entry (a release's, whose blocks the ledger notes by it) are checked here
+    whole (`_new_entry`)."""
+    ref, bhash, bentry, entries = L.ref, L.bhash, L.bentry, L.entries
+    elen, eblocks, tb = sh.elen, sh.eblocks, L.tb
+    for order in L.te:
+        e = entries.get(order)
+        sh.esum -= elen.pop(order, 0)
+        before = eblocks.pop(order, None)
+        if e is None:
+            continue
+        blocks = e.blocks
+        if e.order != order or not blocks:
+            return f"entry {order}: misfiled or empty"
+        n = len(blocks)
+        look: Iterable[int]
+        if before is None:
+            look, kept = blocks, list(blocks)
+        elif n <= len(before) and before[:n] == blocks:  # its tail went: the rest as it was
+            look = tb.intersection(blocks) if tb else ()
+            del before[n:]
+            kept = before
+        else:
+            now = set(blocks)
+            look, kept = (now - set(before)) | (now & tb), list(blocks)
+        # Each looked-at block cached in this entry: counted in C, then worded one by one.
+        if look and (
+            list(map(bentry.__getitem__, look)).count(order) != len(look)
+            or list(map(ref.__getitem__, look)).count(0) != len(look)
+            or NONE in map(bhash.__getitem__, look)
+        ):
+            for b in blocks:  # the first, in the full check's words
+                if bentry[b] != order or ref[b] != 0 or bhash[b] == NONE:
+                    return f"entry {order}: block {b} is not a cached block of it"
+        if before is None:
+            _new_entry(L, sh, blocks, odd)
+        eblocks[order] = kept
+        elen[order] = n
+        sh.esum += n
+    return None
+
+
+def _new_entry(L: Ledger, sh: Shadow, blocks: list[int], odd: list[int]) -> None:
+    """The blocks of an entry new since the last check, each found a cached block of it
+    (`_entries`): what `_blocks` would check of each, from its content; a block it cannot
+    vouch for goes to `odd`. The shadow's codes and totals follow."""
+    bhash, bidx, bcontent, table, more = L.bhash, L.bidx, L.bcontent, L.table, L.more
+    block, seen = L.block, sh.seen
+    if not L.sharers.keys().isdisjoint(blocks):  # (a cached block has no holders)
+        odd.extend(blocks)
+        return
+    refs = registered = allocated = cached = 0
+    last: object = None
+    bh: list[int] | tuple[()] = ()
+    total = panc = 0
+    for b in blocks:
+        c = bcontent[b]
+        if c is None:
+            odd.append(b)
+            continue
+        if c is not last:
+            last = c
+            bh = c.bh if c.bh_block == block else ()
+            total, panc = c.total, c.panc
+        h, j = bhash[b], bidx[b]
+        end = (j + 1) * block  # its content's hash of block j, as in `_tables`
+        if h != (
+            bh[j] if j < len(bh) else panc + end - total if end > total else c.block_hash(j, block)
+        ) or (table.get(h) != b and b not in more.get(h, ())):
+            odd.append(b)
+            continue
+        old = seen[b]
+        if old != 1:
+            seen[b] = 1
+            cached += 1
+            refs -= old >> 1
+            registered += 1 - (old & 1)
+            if old:
+                allocated -= 1
+    sh.refs += refs
+    sh.registered += registered
+    sh.allocated += allocated
+    sh.cached += cached
+
+
+def _evicted(L: Ledger, sh: Shadow, odd: list[int]) -> None:
+    """The evicted blocks (`Ledger.tf`): free now (count 0, unregistered, no holders) each
+    becomes so in the shadow; any other (taken again since, say) goes to `odd`."""
+    ref, bhash, sharers, seen = L.ref, L.bhash, L.sharers, sh.seen
+    refs = registered = allocated = cached = 0
+    for b in L.tf:
+        if ref[b] or bhash[b] != NONE or b in sharers:
+            odd.append(b)
+            continue
+        old = seen[b]
+        if old:
+            seen[b] = 0
+            registered -= old & 1
+            if old == 1:
+                cached -= 1
+            else:
+                refs -= old >> 1
+                allocated -= 1
+    sh.refs += refs
+    sh.registered += registered
+    sh.allocated += allocated
+    sh.cached += cached
+
+
+def _totals(L: Ledger, sh: Shadow, n: int) -> str | None:
+    allocated, cached, total = sh.allocated, sh.cached, L.total
+    if (  # all at once (every event), then which one in words
+        allocated == L.allocated
+        and cached == L.cached == sh.esum
+        and sh.registered - len(L.table) == L.dups
+        and sh.held == sh.refs
+        and len(L.free) + allocated + cached == n
+        and (total < 0 or (allocated + cached <= total and L.fresh + n == total >= n))
+    ):
+        return None
+    if sh.allocated != L.allocated:
+        return f"allocated is {L.allocated} blocks but {sh.allocated} have a count"
+    if sh.cached != L.cached:
+        return f"cached is {L.cached} blocks but {sh.cached} registered blocks have count 0"
+    if sh.esum != sh.cached:
+        return f"entries hold {sh.esum} blocks but {sh.cached} are cached"
+    if sh.registered - len(L.table) != L.dups:
+        return f"dups is {L.dups} but the hash table has {sh.registered - len(L.table)}"
+    if sh.held != sh.refs:
+        return f"block counts add up to {sh.refs}, but the tables hold {sh.held} blocks"
+    if len(L.free) + sh.allocated + sh.cached != n:
+        return f"{len(L.free)} free + {sh.allocated} allocated + {sh.cached} cached ≠ {n} used ids"
+    if L.total >= 0 and sh.allocated + sh.cached > L.total:
+        return f"allocated + cached = {sh.allocated + sh.cached} > {L.total} blocks"
+    if L.total >= 0 and (L.fresh + n != L.total or L.fresh < 0):
+        return f"fresh {L.fresh} + {n} used ids ≠ {L.total} blocks"
+    return None
