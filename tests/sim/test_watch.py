@@ -46,8 +46,10 @@ def hold_to_the_full_count(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         assert got == want, (s.n_events, got, want)
         assert w.resyncs == 0, "the watch missed a change"
         if got is None:
-            assert not w.holds  # consumed, and the ledgers' notes too
-            assert not any(p.ledger.tb or p.ledger.te or p.ledger.tt for p in s.pools)
+            assert not (w.holds or w.grown or w.advanced)  # consumed, and the ledgers' notes
+            assert not any(
+                p.ledger.tb or p.ledger.tf or p.ledger.te or p.ledger.tt for p in s.pools
+            )
             fresh = start(s)
             assert (w.seen, w.front) == (fresh.seen, fresh.front)
             for p, sh in zip(s.pools, w.ledgers.shadows, strict=True):
