@@ -110,7 +110,9 @@ def extend_to(eng: Engine, p: PoolState, h: HoldState, size: int) -> list[int]:
     """Grow an admitted hold's table to `size` units (evicting cache if needed): the new
     blocks."""
     make_room(eng, p, nb(p, size) - len(h.table.blocks))
-    watch.grown(eng, h)  # (the caller sets its size: grow.grow_to)
+    w = eng.watch
+    if w is not None:  # grown, and nothing else (the caller sets its size: grow.grow_to)
+        w.grown.append(h)
     return p.ledger.grow(h.table, size)
 
 

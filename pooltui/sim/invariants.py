@@ -369,7 +369,6 @@ def _touched_holds(s: State, w: Watch, steady: Steady | None) -> Violation | Non
     counted into the queue's sums. A hold that entered a queue (or changed its kind
     there) must stand in the queue's part for its kind: preempted ones first."""
     live, pools, seen = s.live, s.pools, w.seen
-    unit = [p.block for p in pools]
     entered: list[Hold] = []
     for h in w.holds.values():
         sess = live.get(h.sid)
@@ -379,7 +378,7 @@ def _touched_holds(s: State, w: Watch, steady: Steady | None) -> Violation | Non
             figures = None if steady is None else steady.get(h.key)
             if figures is None:
                 if (
-                    len(t.blocks) != -(-size // unit[h.pool])
+                    len(t.blocks) != -(-size // pools[h.pool].block)
                     or t.size != size
                     or (h.computed > size and not queued)
                     or (h.reserve is not None and size > h.reserve)
@@ -388,7 +387,7 @@ def _touched_holds(s: State, w: Watch, steady: Steady | None) -> Violation | Non
             else:  # the fast mode's lazy figures: its table's size lags behind
                 computed, size = figures
                 if (
-                    len(t.blocks) != -(-size // unit[h.pool])
+                    len(t.blocks) != -(-size // pools[h.pool].block)
                     or (computed > size and not queued)
                     or (h.reserve is not None and size > h.reserve)
                 ):

@@ -5,7 +5,8 @@ queue) record it here, in a small set the next check reads and clears (`hold`: o
 after the change, before the next event). The two changes every iteration makes to each
 resident are recorded by what they changed, so the check looks only at the invariants
 they can break: a hold grown (`grown`: more units, and the blocks for them) and a hold
-whose computed prefix advanced (`advanced`). Beside it the `Watch` keeps what the check
+whose computed prefix advanced (`advanced`), each appended by its one rule
+(`blocks.extend_to`, `iterations.apply_tokens`) without a call per resident. Beside it the `Watch` keeps what the check
 counted so far: how many preempted holds each queue has, by deltas, so an event's check
 costs what the event touched. The blocks themselves (counts, entries, registrations) are
 the ledgers' business: each ledger notes what its own steps touch (`Ledger.track`), and
@@ -76,10 +77,3 @@ def hold(eng: Engine, h: Hold) -> None:
     w = eng.watch
     if w is not None:
         w.holds[h.key] = h
-
-
-def grown(eng: Engine, h: Hold) -> None:
-    """Hold `h` grew (its size, and its table to hold it) and changed in nothing else."""
-    w = eng.watch
-    if w is not None:
-        w.grown.append(h)
