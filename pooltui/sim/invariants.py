@@ -357,7 +357,7 @@ def _grown_and_advanced(s: State, w: Watch, steady: Steady | None) -> Violation 
 
 
 def _hold_broken(s: State, h: Hold) -> Violation:
-    """What `hold_violation` says of h (the full count names the first broken invariant)."""
+    """That h's figures broke (a signal: the caller's full count names what broke)."""
     p = s.pools[h.pool]
     sess = s.live.get(h.sid)
     name = sess.name if sess is not None else f"hold {h.key}"

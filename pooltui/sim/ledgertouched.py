@@ -90,6 +90,13 @@ class Shadow:
         # here): those given, then each noted as changed with blocks.
         self.tabs = {t.hid: t for t in tables if t.blocks}
 
+    def moved(self, refs: int, registered: int, allocated: int, cached: int) -> None:
+        """The totals follow a pass over blocks whose codes changed by these sums."""
+        self.refs += refs
+        self.registered += registered
+        self.allocated += allocated
+        self.cached += cached
+
     def note(self, b: int, code: int) -> None:
         """Block b is now `code` (count × 2 + registered): the totals follow."""
         old = self.seen[b]
@@ -149,19 +156,8 @@ def check_touched(L: Ledger, sh: Shadow, tables: Tables) -> str | None:
             if broken is not None:
                 return broken
         return _totals(L, sh, n)
-    finally:  # (`Ledger.untouched`, skipping what is empty: this runs after every event)
-        if tb:
-            tb.clear()
-        if tf:
-            tf.clear()
-        if te:
-            te.clear()
-        if th:
-            th.clear()
-        if tt:
-            tt.clear()
-            L.tlo.clear()
-            L.thi.clear()
+    finally:
+        L.untouched()
 
 
 def _hashes(L: Ledger, th: set[int]) -> str | None:
@@ -275,10 +271,7 @@ def _tables(L: Ledger, sh: Shadow, tables: Tables, n: int, odd: list[int]) -> st
         elif kept is not None:
             del tabs[hid]
     sh.held += held
-    sh.refs += refs
-    sh.registered += registered
-    sh.allocated += allocated
-    sh.cached += cached
+    sh.moved(refs, registered, allocated, cached)
     return None
 
 
@@ -373,10 +366,7 @@ def _blocks(L: Ledger, sh: Shadow, tables: Tables, blocks: Iterable[int]) -> str
                     cached += 1
         return None
     finally:
-        sh.refs += refs
-        sh.registered += registered
-        sh.allocated += allocated
-        sh.cached += cached
+        sh.moved(refs, registered, allocated, cached)
 
 
 def _entries(L: Ledger, sh: Shadow, odd: list[int]) -> str | None:
@@ -462,10 +452,7 @@ def _new_entry(L: Ledger, sh: Shadow, blocks: list[int], odd: list[int]) -> None
             registered += 1 - (old & 1)
             if old:
                 allocated -= 1
-    sh.refs += refs
-    sh.registered += registered
-    sh.allocated += allocated
-    sh.cached += cached
+    sh.moved(refs, registered, allocated, cached)
 
 
 def _evicted(L: Ledger, sh: Shadow, odd: list[int]) -> None:
@@ -486,10 +473,7 @@ def _evicted(L: Ledger, sh: Shadow, odd: list[int]) -> None:
             else:
                 refs -= old >> 1
                 allocated -= 1
-    sh.refs += refs
-    sh.registered += registered
-    sh.allocated += allocated
-    sh.cached += cached
+    sh.moved(refs, registered, allocated, cached)
 
 
 def _totals(L: Ledger, sh: Shadow, n: int) -> str | None:

@@ -27,6 +27,14 @@ from tests.sim.test_watch import (
 )
 
 
+def _tracked() -> tuple[Ledger, Shadow, Table, Table]:
+    """The scene, its ledger noting what changes, and a shadow of it keeping A's and B's
+    tables: (ledger, shadow, A, B)."""
+    L, (a, b) = scene()
+    L.track = True
+    return L, Shadow(L, [a, b]), a, b
+
+
 def test_a_shadow_counts_the_tables_lengths_from_the_ledgers_holders() -> None:
     # Block 0: owner 1, sharer 2; blocks 1 2: owner 1; blocks 3 4: owner 2. So hold 1
     # holds 3 blocks, hold 2 holds 3: 6 in all, the sum of the counts (2+1+1+1+1).
@@ -43,9 +51,7 @@ def test_a_release_while_another_hold_shares_its_blocks_moves_the_kept_sums() ->
     # blocks 1 and 2 go 1 -> 0 and, registered, become entry 1 = [1, 2]. The tables now
     # hold B's 3 blocks (0 3 4) and the counts add up to 3: allocated 3 (0 3 4), cached 3
     # (5 of entry 0, 1 and 2 of entry 1).
-    L, (a, b) = scene()
-    L.track = True
-    sh = Shadow(L, [a, b])
+    L, sh, a, b = _tracked()
     L.release(a, 3.0)
     assert check_touched(L, sh, {2: b}) is None
     assert (sh.tlen, sh.tabs, sh.held, sh.refs) == ({2: 3}, {2: b}, 3, 3)
@@ -64,9 +70,7 @@ def test_a_dropped_hold_whose_blocks_another_holds_moves_the_kept_sums() -> None
     # B is dropped while A holds block 0 too: block 0 goes 2 -> 1 (A stays its owner);
     # block 3 (registered, a duplicate) is unregistered and freed, block 4 freed. A's 3
     # blocks are all the tables hold; dups go 1 -> 0.
-    L, (a, b) = scene()
-    L.track = True
-    sh = Shadow(L, [a, b])
+    L, sh, a, b = _tracked()
     L.release(b, 3.0, keep=False)
     assert check_touched(L, sh, {1: a}) is None
     assert (sh.tlen, sh.tabs, sh.held, sh.refs, L.dups) == ({1: 3}, {1: a}, 3, 3, 0)
@@ -76,9 +80,7 @@ def test_a_dropped_hold_whose_blocks_another_holds_moves_the_kept_sums() -> None
 def test_a_table_that_takes_blocks_but_is_no_hold_of_the_pool_is_caught() -> None:
     # Hold 9 takes one block (no hit: its private stream; 4 units = 1 block, the free
     # block 6), but the pool's holds are A and B only.
-    L, (a, b) = scene()
-    L.track = True
-    sh = Shadow(L, [a, b])
+    L, sh, a, b = _tracked()
     e, _ = admit(L, 9, Content(9), 4, 4)
     assert e.blocks == [6]
     assert check_touched(L, sh, {1: a, 2: b}) == (
@@ -89,9 +91,7 @@ def test_a_table_that_takes_blocks_but_is_no_hold_of_the_pool_is_caught() -> Non
 def test_an_entry_that_lists_a_block_it_did_not_have_is_looked_at() -> None:
     # Entry 0 was [5] at the last check; it now lists block 1 too (A holds it: count 1),
     # and only the entry is noted as changed: block 1 is new to it, so it is looked at.
-    L, (a, b) = scene()
-    L.track = True
-    sh = Shadow(L, [a, b])
+    L, sh, a, b = _tracked()
     L.entries[0].blocks.append(1)
     L.te.add(0)
     assert check_touched(L, sh, {1: a, 2: b}) == "entry 0: block 1 is not a cached block of it"
@@ -100,9 +100,7 @@ def test_an_entry_that_lists_a_block_it_did_not_have_is_looked_at() -> None:
 def _a_released() -> tuple[Ledger, Shadow, Table]:
     """The scene with a shadow of it, then A released (kept): entry 1 = [1, 2], block 0
     held by B alone. Returns the ledger, the shadow and B's table."""
-    L, (a, b) = scene()
-    L.track = True
-    sh = Shadow(L, [a, b])
+    L, sh, a, b = _tracked()
     L.release(a, 3.0)
     assert L.entries[1].blocks == [1, 2]
     return L, sh, b
@@ -180,9 +178,7 @@ def test_a_hold_that_leaves_its_session_holding_blocks_halts_at_the_next_event()
 def _b_grown() -> tuple[Ledger, Shadow, Table, Table]:
     """The scene with a shadow of it, then B grown to 16 units: block 6 (the free stack's)
     is its block 3, unregistered (B registered 2). Only B's span [3, 4) is noted."""
-    L, (a, b) = scene()
-    L.track = True
-    sh = Shadow(L, [a, b])
+    L, sh, a, b = _tracked()
     assert L.grow(b, 16) == [6] and b.nreg == 2
     assert not L.tb and not L.tf and L.tt == {2: b}
     return L, sh, a, b
@@ -216,9 +212,7 @@ def test_a_block_in_a_span_with_a_stray_holder_is_caught() -> None:
 def test_a_block_registered_in_a_span_but_not_listed_is_caught() -> None:
     # B registers its block 2 (block 4, of its private stream): then the hash table loses
     # it. Only B's span [2, 3) and the hash are noted.
-    L, (a, b) = scene()
-    L.track = True
-    sh = Shadow(L, [a, b])
+    L, sh, a, b = _tracked()
     assert L.register(b, 12) == (1, 0) and not L.tb
     del L.table[L.bhash[4]]
     assert check_touched(L, sh, {1: a, 2: b}) == "block 4: registered but not in the hash table"
@@ -270,9 +264,7 @@ def test_an_evicted_block_left_with_a_count_is_caught() -> None:
 def test_a_block_registered_in_a_span_that_names_another_content_is_caught() -> None:
     # B registers its block 2 (block 4), whose content then says it is A's: registered
     # with B's hash of block 2, not the hash of A's block 2 that it now claims to hold.
-    L, (a, b) = scene()
-    L.track = True
-    sh = Shadow(L, [a, b])
+    L, sh, a, b = _tracked()
     L.register(b, 12)
     L.bcontent[4] = a.content
     assert check_touched(L, sh, {1: a, 2: b}) == (
