@@ -392,6 +392,73 @@ def test_a_table_that_grows_its_size_but_takes_no_block_halts_at_the_grow(
     assert (last.moment, last.time, last.session) == ("grow", 1, "a[0]")
 
 
+# Ten residents decoding within their second block: each iteration grows every one of
+# them by a unit without a block (no event of its own: the `iteration` event's change).
+TEN = """
+stage gpu step { budget 64; seats 10; time 1; }
+pool kv { cap 80; block 4; evict lru; preempt lifo; queue fifo; admit via gpu; }
+session a[10] {
+  arrive at (0);
+  hold kv (min(max(5, context + 1), computed + budget_left(gpu)))
+       need (max(5, context + 1)) reserve (16) {
+    run gpu prefill (5); run gpu decode (3);
+  }
+}
+"""
+
+
+def test_one_of_many_grown_tables_left_behind_its_hold_halts_at_the_iteration(
+    monkeypatch: pytest.MonkeyPatch, oracle: list[int]
+) -> None:
+    # A bug in the ledger for one table of ten: growing within its blocks leaves its size.
+    # Iteration 1 (t=0) admits a[0]-a[9] with 5 units each (2 blocks: 20 of kv's 20) and
+    # prefills them; iteration 2 (t=1) serves their first decode step, each hold growing
+    # to 6 units in the same 2 blocks. The ten grown holds are checked together at the
+    # `iteration` event, and a[9]'s table still says 5.
+    sim = _started(TEN)
+    _until(sim, lambda s: sum(not h.queued for x in s.live.values() for h in x.holds) == 10)
+    late = _hold_of(sim, "a[9]").table
+    assert (late.size, len(late.blocks)) == (5, 2)
+    grow = Ledger.grow
+
+    def forgets_size(self: Ledger, t: Any, size: int) -> list[int]:
+        if t is late and self.nb(size) <= len(t.blocks):
+            return []
+        return grow(self, t, size)
+
+    monkeypatch.setattr(Ledger, "grow", forgets_size)
+    while sim.engine.advance():
+        pass
+    v = sim.state.violation
+    assert v is not None
+    assert (v.invariant, v.message) == ("allocated", "kv: a[9] holds 6 units but its table 5")
+    last = sim.engine.last_event()
+    assert (last.moment, last.time) == ("iteration", 1)
+
+
+def test_one_of_many_residents_computing_past_its_size_halts_at_the_iteration_end(
+    monkeypatch: pytest.MonkeyPatch, oracle: list[int]
+) -> None:
+    # A bug in a rule for one resident of ten: growing a[9] says "ok" and grows nothing.
+    # In TEN, iteration 2 (t=1) serves the ten holds' first decode step (each must grow
+    # from 5 units to 6); when it ends at t=2, the ten advanced holds are checked together
+    # and a[9] has computed 6 in a hold still of 5 units.
+    grow_to = grow.grow_to
+
+    def forgets_one(eng: Any, sess: Any, *rest: Any) -> str:
+        return "ok" if sess.name == "a[9]" else grow_to(eng, sess, *rest)
+
+    monkeypatch.setattr(grow, "grow_to", forgets_one)
+    sim = _started(TEN)
+    while sim.engine.advance():
+        pass
+    v = sim.state.violation
+    assert v is not None
+    assert (v.invariant, v.message) == ("computed", "kv: a[9] has computed 6 > size 5")
+    last = sim.engine.last_event()
+    assert (last.moment, last.time) == ("iteration-end", 2)
+
+
 def test_a_steady_resident_is_checked_with_the_figures_it_stands_for(oracle: list[int]) -> None:
     # The fast mode keeps a steady resident's figures lazily, so no rule touches its hold
     # while it decodes within a block: the check looks at every steady hold each action,
