@@ -391,13 +391,15 @@ def _entries(L: Ledger, sh: Shadow, odd: list[int]) -> str | None:
         look: Iterable[int]
         if before is None:
             look, kept = blocks, list(blocks)
-        elif n <= len(before) and before[:n] == blocks:  # its tail went: the rest as it was
-            look = tb.intersection(blocks) if tb else ()
-            del before[n:]
-            kept = before
         else:
-            now = set(blocks)
-            look, kept = (now - set(before)) | (now & tb), list(blocks)
+            if n < len(before):  # (cut first: no copy; a block cut is new to it if listed)
+                del before[n:]
+            if before == blocks:  # its tail went, or nothing: the rest as it was
+                look = tb.intersection(blocks) if tb else ()
+                kept = before
+            else:
+                now = set(blocks)
+                look, kept = (now - set(before)) | (now & tb), list(blocks)
         # Each looked-at block cached in this entry: counted in C, then worded one by one.
         if look and (
             list(map(bentry.__getitem__, look)).count(order) != len(look)
