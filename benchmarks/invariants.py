@@ -7,6 +7,7 @@ them off).
     python -m benchmarks invariants --fast           # the fast mode too (checks per action)
     python -m benchmarks invariants --repeat 3 --no-full   # off and per event only, best of 3
     python -m benchmarks invariants SPEC.pool ...
+    python -m benchmarks invariants --instructions  # full_gpu.pool, counted by valgrind
 
 For each spec, the per-event mode (`pooltui run SPEC`, no history) run to its end three
 ways: invariants off (`--no-invariants`); on, checked per event at the cost of what the
@@ -15,13 +16,26 @@ checked by the full count after every event (`invariants.check`, the tests' orac
 engine without its watch, as before the per-event check). Prints CPU seconds of this
 process (the best of --repeat runs, the ways taking turns: the machine may be shared),
 microseconds per event and the ratio to invariants off.
+
+CPU time on a shared or virtual machine drifts by tens of percent within minutes, more
+than a change to the check moves it. `--instructions` counts instead: each way run once
+under valgrind's callgrind (Python's hash seed fixed), less a run that only compiles the
+spec, in child processes two at a time; the same build gives the same counts to a few
+parts in a million. Instructions are not time (the check reads memory the simulation left
+cold), so both figures are printed in a closing note.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
+import shutil
+import subprocess
+import sys
+import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from pooltui.lang import compile_source
@@ -59,6 +73,56 @@ def timed(program: Program, way: str, fast: bool) -> tuple[float, int]:
     return secs, summary.events
 
 
+# One way of one spec in a child process (`--instructions`): compile, then run headless.
+CHILD = """
+import sys
+from pathlib import Path
+from pooltui.lang import compile_source
+from pooltui.sim import Simulation
+spec, way = Path(sys.argv[1]), sys.argv[2]
+program = compile_source(spec.read_text(), str(spec), str(spec.parent))
+if way != "compile only":
+    sim = Simulation(program, invariants=way != "off", history=False)
+    if way == "full count":
+        sim.engine.watch = None
+    sim.run_headless()
+    assert sim.summary().halted is None, sim.summary().halted
+"""
+
+
+def instructions(spec: Path, way: str) -> int:
+    """Instructions of one child process running `way` on `spec`, counted by callgrind."""
+    with tempfile.TemporaryDirectory(prefix="pooltui-callgrind-") as tmp:
+        out = Path(tmp) / "callgrind.out"
+        cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
+        cmd += [sys.executable, "-c", CHILD, str(spec), way]
+        env = {**os.environ, "PYTHONHASHSEED": "0"}
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        found = re.search(r"Collected : (\d+)", done.stderr)
+        if done.returncode or found is None:
+            raise SystemExit(f"valgrind failed on {spec.name} ({way}):\n{done.stderr[-2000:]}")
+        return int(found.group(1))
+
+
+def count_instructions(specs: list[Path], ways: list[str]) -> None:
+    if shutil.which("valgrind") is None:
+        print("--instructions needs valgrind (callgrind): not found")
+        return
+    for spec in specs:
+        print(f"{spec.name}, per-event mode, instructions (callgrind; a few minutes):", flush=True)
+        every = ["compile only", *ways]
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            counts = dict(
+                zip(every, pool.map(instructions, [spec] * len(every), every), strict=True)
+            )
+        base = counts["compile only"]
+        off = counts["off"] - base
+        for way in ways:
+            n = counts[way] - base
+            print(f"  invariants {way:<11} {n / 1e9:>8.2f} G instructions  {n / off:>6.2f}x")
+        print(f"  (compiling the spec and importing: {base / 1e9:.2f} G, not counted)")
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="python -m benchmarks invariants")
     ap.add_argument("specs", nargs="*", type=Path, default=SPECS)
@@ -66,8 +130,15 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--fast", action="store_true", help="the fast mode too")
     ap.add_argument("--repeat", type=int, default=1, help="runs of each way (the best)")
     ap.add_argument("--no-full", action="store_true", help="skip the full count (slow)")
+    ap.add_argument(
+        "--instructions", action="store_true", help="count instructions (valgrind) instead"
+    )
     args = ap.parse_args(argv)
     ways = [w for w in WAYS if not (args.no_full and w == "full count")]
+    if args.instructions:
+        specs = args.specs if args.specs != SPECS else SPECS[:1]  # (full_gpu: minutes)
+        count_instructions(specs, [w for w in ways if w != "full count"])
+        return 0
     for spec in args.specs:
         program = program_of(spec, args.quick)
         for fast in (False, True) if args.fast else (False,):
