@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from pooltui.lang import compile_source
 from pooltui.sim import Simulation, grow, invariants
 from pooltui.sim.engine import Engine
+from pooltui.sim.events import Event, Violation
 from pooltui.sim.ledger import Ledger
 from pooltui.sim.ledgercheck import Shadow
 from pooltui.sim.state import Hold, PoolState, State
@@ -195,6 +196,15 @@ def _halts_at_the_next_event(sim: Simulation) -> Any:
     return v
 
 
+def _run_to_the_halt(sim: Simulation) -> tuple[Violation, Event]:
+    """Advance to the end: the run must halt on a violation. (It, the last event.)"""
+    while sim.engine.advance():
+        pass
+    v, last = sim.state.violation, sim.engine.last_event()
+    assert v is not None and last is not None
+    return v, last
+
+
 def _corrupt_hold(field: str, value: int) -> Callable[[Simulation], None]:
     def corrupt(sim: Simulation) -> None:
         h = _hold_of(sim, "a[0]")
@@ -355,12 +365,8 @@ def test_a_rule_that_forgets_to_grow_halts_at_the_iteration_end(
     # admits a[1]; when it ends at t=2, a[0] has computed 9 in a hold still of 8 units.
     monkeypatch.setattr(grow, "grow_to", lambda *args: "ok")
     sim = _started(QUEUED)
-    while sim.engine.advance():
-        pass
-    v = sim.state.violation
-    assert v is not None
+    v, last = _run_to_the_halt(sim)
     assert (v.invariant, v.message) == ("computed", "kv: a[0] has computed 9 > size 8")
-    last = sim.engine.last_event()
     assert (last.moment, last.time) == ("iteration-end", 2)
 
 
@@ -383,12 +389,8 @@ def test_a_table_that_grows_its_size_but_takes_no_block_halts_at_the_grow(
         return []
 
     monkeypatch.setattr(Ledger, "grow", size_only)
-    while sim.engine.advance():
-        pass
-    v = sim.state.violation
-    assert v is not None
+    v, last = _run_to_the_halt(sim)
     assert (v.invariant, v.message) == ("table", f"kv: hold {h.key}: 9 units in 2 blocks, not 3")
-    last = sim.engine.last_event()
     assert (last.moment, last.time, last.session) == ("grow", 1, "a[0]")
 
 
@@ -427,12 +429,8 @@ def test_one_of_many_grown_tables_left_behind_its_hold_halts_at_the_iteration(
         return grow(self, t, size)
 
     monkeypatch.setattr(Ledger, "grow", forgets_size)
-    while sim.engine.advance():
-        pass
-    v = sim.state.violation
-    assert v is not None
+    v, last = _run_to_the_halt(sim)
     assert (v.invariant, v.message) == ("allocated", "kv: a[9] holds 6 units but its table 5")
-    last = sim.engine.last_event()
     assert (last.moment, last.time) == ("iteration", 1)
 
 
@@ -450,12 +448,8 @@ def test_one_of_many_residents_computing_past_its_size_halts_at_the_iteration_en
 
     monkeypatch.setattr(grow, "grow_to", forgets_one)
     sim = _started(TEN)
-    while sim.engine.advance():
-        pass
-    v = sim.state.violation
-    assert v is not None
+    v, last = _run_to_the_halt(sim)
     assert (v.invariant, v.message) == ("computed", "kv: a[9] has computed 6 > size 5")
-    last = sim.engine.last_event()
     assert (last.moment, last.time) == ("iteration-end", 2)
 
 
