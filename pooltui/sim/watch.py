@@ -6,11 +6,12 @@ after the change, before the next event). The two changes every iteration makes 
 resident are recorded by what they changed, so the check looks only at the invariants
 they can break: a hold grown (`grown`: more units, and the blocks for them) and a hold
 whose computed prefix advanced (`advanced`), each appended by its one rule
-(`blocks.extend_to`, `iterations.apply_tokens`) without a call per resident. Beside it the `Watch` keeps what the check
-counted so far: how many preempted holds each queue has, by deltas, so an event's check
-costs what the event touched. The blocks themselves (counts, entries, registrations) are
-the ledgers' business: each ledger notes what its own steps touch (`Ledger.track`), and
-the `Watch` carries the figures that check keeps (`ledgers`, `ledgercheck.Shadows`).
+(`blocks.extend_to`, `iterations.apply_tokens`) without a call per resident. Beside it
+the `Watch` keeps what the check counted so far: how many preempted holds each queue
+has, by deltas, so an event's check costs what the event touched. The blocks themselves
+(counts, entries, registrations) are the ledgers' business: each ledger notes what its
+own steps touch (`Ledger.track`), and the `Watch` carries the figures that check keeps
+(`ledgers`, `ledgercheck.Shadows`).
 
 A `Watch` belongs to an engine with invariants on (`Engine.watch`; None otherwise, when
 recording is one attribute test): it is not simulation state, so checkpoints do not carry

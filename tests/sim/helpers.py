@@ -278,3 +278,15 @@ def vllm_spec(
             f"}}"
         )
     return "\n".join(out) + "\n"
+
+
+def kept_as_counted(sh: Any, label: str = "") -> None:
+    """A ledger's `Shadow`, kept by deltas from what changed, equals one counted afresh
+    from its ledger: each block's code, the totals, each entry's length and their sum, each
+    table's length and their sum."""
+    from pooltui.sim.ledgertouched import Shadow
+
+    fresh = Shadow(sh.ledger)
+    names = ("seen", "allocated", "cached", "registered", "refs", "elen", "esum", "tlen", "held")
+    kept = {name: getattr(sh, name) for name in names}
+    assert kept == {name: getattr(fresh, name) for name in names}, label

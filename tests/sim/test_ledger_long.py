@@ -16,16 +16,8 @@ from pooltui.sim.content import Content
 from pooltui.sim.ledger import Ledger, Table
 from pooltui.sim.ledgercheck import check
 from pooltui.sim.ledgertouched import Shadow, check_touched
+from tests.sim.helpers import kept_as_counted
 from tests.sim.test_ledger import admit
-
-
-def _same(sh: Shadow, L: Ledger) -> None:
-    """The shadow kept by the checks is the one counted from the ledger afresh."""
-    fresh = Shadow(L)
-    keep = ("allocated", "cached", "registered", "refs", "held", "tlen", "esum", "elen")
-    assert {k: getattr(sh, k) for k in keep} == {k: getattr(fresh, k) for k in keep}
-    assert sh.seen[: len(fresh.seen)] == fresh.seen
-    assert not any(sh.seen[len(fresh.seen) :])
 
 
 def _grown() -> tuple[Ledger, Shadow, Table]:
@@ -69,19 +61,19 @@ def test_sound_long_runs_leave_the_shadow_as_counted_afresh() -> None:
     L, sh, a = _grown()
     assert check_touched(L, sh, {1: a}) is None
     assert (sh.allocated, sh.registered, sh.refs, sh.held, sh.tlen) == (12, 0, 12, 12, {1: 12})
-    _same(sh, L)
+    kept_as_counted(sh)
     L, sh, a = _registered()
     assert check_touched(L, sh, {1: a}) is None
     assert (sh.allocated, sh.registered, sh.cached) == (12, 12, 0)
-    _same(sh, L)
+    kept_as_counted(sh)
     L, sh, a = _released()
     assert check_touched(L, sh, {}) is None
     assert (sh.allocated, sh.registered, sh.cached, sh.esum, sh.held) == (0, 12, 12, 12, 0)
-    _same(sh, L)
+    kept_as_counted(sh)
     L, sh, a = _evicted()
     assert check_touched(L, sh, {}) is None
     assert (sh.allocated, sh.registered, sh.cached, sh.esum) == (0, 2, 2, 2)
-    _same(sh, L)
+    kept_as_counted(sh)
 
 
 def test_a_long_span_with_a_count_too_high_is_caught() -> None:
@@ -176,7 +168,7 @@ def test_a_block_listed_twice_as_evicted_is_counted_once() -> None:
     L, sh, _ = _evicted()
     L.tf.append(L.tf[3])
     assert check_touched(L, sh, {}) is None
-    _same(sh, L)
+    kept_as_counted(sh)
 
 
 def test_a_long_span_of_blocks_the_shadow_saw_shared_is_looked_at_block_by_block() -> None:
@@ -193,4 +185,4 @@ def test_a_long_span_of_blocks_the_shadow_saw_shared_is_looked_at_block_by_block
     L.release(a, 2.0, keep=False)
     L.mark_table(b, 0, 12)
     assert check_touched(L, sh, {2: b}) is None
-    _same(sh, L)
+    kept_as_counted(sh)
