@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
@@ -19,12 +20,33 @@ from pooltui.tui.driver import parse_goto
 from pooltui.tui.messages import BreakpointsChanged, Reload, WatchesChanged, guarded_compose
 from pooltui.tui.widgets.keybar import KeyBar
 
+ROOMY = 1000  # a width every layout fits in: the text as a big terminal shows it
 
-def binding_rows(groups: Iterable[tuple[str, Iterable[Binding]]], key_style: Style) -> Text:
-    """Every binding of each group: its keys (in `key_style`), what it does, its id."""
-    text = Text()
+
+class Fitted:
+    """A text laid out for the width it is drawn at (Rich hands a renderable that width):
+    a dialog that a small terminal narrows lays its columns out again instead of cutting
+    them, and is drawn as before where there is room."""
+
+    def __init__(self, layout: Callable[[int], Text]) -> None:
+        self.layout = layout
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield self.layout(options.max_width)
+
+    def __str__(self) -> str:
+        return self.layout(ROOMY).plain
+
+
+def binding_rows(
+    groups: Iterable[tuple[str, Iterable[Binding]]], key_style: Style, width: int = ROOMY
+) -> Text:
+    """Every binding of each group: its keys (in `key_style`), what it does, its id; the
+    columns as wide as their longest entry when the usual ones do not fit in `width`, and
+    the id on a row of its own when even those do not (a row is never cut or wrapped)."""
+    table: list[tuple[str, list[tuple[str, str, str]]]] = []
     for title, bindings in groups:
-        text.append(f"{title}\n", Style(bold=True, underline=True))
+        rows: list[tuple[str, str, str]] = []
         seen: set[str] = set()
         for b in bindings:
             if b.id is not None and b.id in seen:
@@ -36,11 +58,54 @@ def binding_rows(groups: Iterable[tuple[str, Iterable[Binding]]], key_style: Sty
                 label = _key_label(k)
                 if label not in labels:
                     labels.append(label)
-            keys = ", ".join(labels)
-            text.append(f"  {keys:<22}", key_style)
-            text.append(f"{b.description or b.action:<34}")
-            text.append(f"{b.id or ''}\n", Style(dim=True))
+            rows.append((", ".join(labels), b.description or b.action, b.id or ""))
+        table.append((title, rows))
+    every = [row for _, rows in table for row in rows]
+    id_width = max((len(name) for _, _, name in every), default=0)
+    keys_width, does_width = 22, 34
+    if 2 + keys_width + does_width + id_width > width:
+        keys_width = max((len(keys) for keys, _, _ in every), default=0) + 2
+        does_width = max((len(does) for _, does, _ in every), default=0) + 2
+    id_below = 2 + keys_width + does_width + id_width > width
+    text = Text()
+    for title, rows in table:
+        text.append(f"{title}\n", Style(bold=True, underline=True))
+        for keys, does, name in rows:
+            text.append(f"  {keys:<{keys_width}}", key_style)
+            if id_below:
+                text.append(f"{does}\n{'':<{2 + keys_width}}")
+            else:
+                text.append(f"{does:<{does_width}}")
+            text.append(f"{name}\n", Style(dim=True))
         text.append("\n")
+    return text
+
+
+def prose(*rows: str) -> Fitted:
+    """Rows of words that wrap at the width drawn; `~` is a space that never breaks (as in
+    TeX), so an example to type or a key and what it does stay on one line."""
+    pieces = [[Text(word.replace("~", " ")) for word in row.split(" ")] for row in rows]
+    return Fitted(lambda width: flowed(pieces, width, " "))
+
+
+def flowed(rows: Iterable[Iterable[Text]], width: int, gap: str) -> Text:
+    """Each row's pieces `gap` apart, going on to a new line before a piece that would
+    pass `width`: a piece (a key and its moment, an example to type) is never split
+    across two lines, as wrapping at any space would."""
+    text = Text()
+    for number, pieces in enumerate(rows):
+        if number:
+            text.append("\n")
+        used = 0
+        for piece in pieces:
+            if used and used + len(gap) + piece.cell_len > width:
+                text.append("\n")
+                used = 0
+            elif used:
+                text.append(gap)
+                used += len(gap)
+            text.append_text(piece)
+            used += piece.cell_len
     return text
 
 
@@ -73,7 +138,8 @@ class HelpScreen(ModalScreen[None]):
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
     HelpScreen > VerticalScroll {
-        width: 96; height: 90%; border: thick $primary; background: $surface; padding: 0 1;
+        width: 96; max-width: 100%; height: 90%; border: thick $primary; background: $surface;
+        padding: 0 1;
     }
     """
 
@@ -86,15 +152,19 @@ class HelpScreen(ModalScreen[None]):
         with VerticalScroll() as scroll:
             scroll.border_title = "Keys (esc closes)"
             key_style = Style(bold=True, color=self.app.current_theme.primary)
-            yield Static(binding_rows(self.groups, key_style), id="help-body")
+            groups = self.groups
             yield Static(
-                "Click a block or a session to inspect it; click an event to go there.\n"
-                "Breakpoints: `admit pool=kv`, `evict class=chat`, `preempt session=chat[3]`,\n"
-                "`admit shared>0` (an event's figures: units, and its moment's data),\n"
-                "`if free(kv) < 64`, `at 12.5`; options after `;`: once, ignore N, off.\n"
-                f"Moments: {', '.join(MOMENTS)}",
+                Fitted(lambda width: binding_rows(groups, key_style, width)), id="help-body"
+            )
+            yield Static(
+                prose(
+                    "Click a block or a session to inspect it; click an event to go there.",
+                    "Breakpoints: `admit~pool=kv`, `evict~class=chat`, `preempt~session=chat[3]`,",
+                    "`admit~shared>0` (an event's figures: units, and its moment's data),",
+                    "`if~free(kv)~<~64`, `at~12.5`; options after `;`: once, ignore~N, off.",
+                    f"Moments: {', '.join(MOMENTS)}",
+                ),
                 id="help-notes",
-                markup=False,
             )
 
 
@@ -107,7 +177,8 @@ class GotoScreen(ModalScreen[tuple[str, float] | None]):
     DEFAULT_CSS = """
     GotoScreen { align: center middle; }
     GotoScreen > Vertical {
-        width: 60; height: auto; border: thick $primary; background: $surface; padding: 1 2;
+        width: 60; max-width: 100%; height: auto; border: thick $primary; background: $surface;
+        padding: 1 2;
     }
     GotoScreen #goto-error { color: $error; height: auto; }
     """
@@ -150,9 +221,10 @@ class ExpressionScreen(ModalScreen[None]):
     DEFAULT_CSS = """
     ExpressionScreen { align: center middle; }
     ExpressionScreen > Vertical {
-        width: 100; height: 80%; border: thick $primary; background: $surface; padding: 0 1;
+        width: 100; max-width: 100%; height: 80%; border: thick $primary; background: $surface;
+        padding: 0 1; overflow-y: auto;
     }
-    ExpressionScreen DataTable { height: 1fr; }
+    ExpressionScreen DataTable { height: 1fr; min-height: 3; }
     ExpressionScreen .error { color: $error; height: auto; }
     ExpressionScreen .hint { color: $text-muted; height: auto; }
     """
@@ -198,11 +270,13 @@ class BreakpointsScreen(ExpressionScreen):
             box.border_title = "Breakpoints"
             yield ItemTable(id="bp-table", cursor_type="row", zebra_stripes=True)
             yield Static(
-                "Add: a moment (admit pool=kv, evict class=chat, admit shared>0), "
-                "a condition (if free(kv) < 64) or a time (at 12.5); options after ';': "
-                "once, ignore N, off.   In the list: space on/off, o one-shot, +/- ignore, d delete.",
+                prose(
+                    "Add: a moment (admit~pool=kv, evict~class=chat, admit~shared>0), "
+                    "a condition (if~free(kv)~<~64) or a time (at~12.5); "
+                    "options after ';': once, ignore~N, off.",
+                    "In the list: space~on/off, o~one-shot, +/-~ignore, d~delete.",
+                ),
                 classes="hint",
-                markup=False,
             )
             yield Input(
                 placeholder="admit pool=kv   |   if queued(kv) > 3; once   |   at 2.5",
@@ -311,10 +385,12 @@ class WatchesScreen(ExpressionScreen):
             box.border_title = "Watches"
             yield ItemTable(id="watch-table", cursor_type="row")
             yield Static(
-                "An expression of the spec language over queries, shown at every step "
-                "(e.g. free(kv), queued(kv) > 3, residents(gpu)). In the list: d deletes.",
+                prose(
+                    "An expression of the spec language over queries, shown at every step "
+                    "(e.g. free(kv), queued(kv)~>~3, residents(gpu)).",
+                    "In the list: d~deletes.",
+                ),
                 classes="hint",
-                markup=False,
             )
             yield Input(placeholder="free(kv)", id="watch-input")
             yield Static("", id="watch-error", classes="error", markup=False)
@@ -445,16 +521,14 @@ class MomentScreen(ModalScreen[tuple[str | None, str | None] | None]):
 
     @guarded_compose
     def compose(self) -> ComposeResult:
-        text = Text()
-        text.append("next " if self.direction > 0 else "previous ", Style(bold=True))
-        for key, moment in MOMENT_KEYS:
-            text.append(f"{key}", Style(bold=True))
-            text.append(f" {moment}  ")
-        text.append(".", Style(bold=True))
-        text.append(" this session  ")
-        text.append("esc", Style(bold=True))
-        text.append(" cancel")
-        yield Static(text, id="moment-keys")
+        bold = Style(bold=True)
+        pairs = [
+            *((Text(key, bold) + f" {moment}") for key, moment in MOMENT_KEYS),
+            Text(".", bold) + " this session",
+            Text("esc", bold) + " cancel",
+        ]
+        pairs[0] = Text("next " if self.direction > 0 else "previous ", bold) + pairs[0]
+        yield Static(Fitted(lambda width: flowed([pairs], width, "  ")), id="moment-keys")
 
     def action_pick(self, moment: str | None) -> None:
         if moment is None:
@@ -497,7 +571,8 @@ class FilterScreen(ModalScreen[str | None]):
     DEFAULT_CSS = """
     FilterScreen { align: center middle; }
     FilterScreen > Vertical {
-        width: 70; height: auto; border: thick $primary; background: $surface; padding: 1 2;
+        width: 70; max-width: 100%; height: auto; border: thick $primary; background: $surface;
+        padding: 1 2;
     }
     FilterScreen #filter-error { color: $error; height: auto; }
     """

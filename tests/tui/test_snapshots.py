@@ -120,6 +120,29 @@ def test_breakpoints_screen(snap_compare: Any) -> None:
     assert snap_compare(make_app(), terminal_size=SIZE, run_before=steady(before))
 
 
+def test_help_screen_at_80x24(snap_compare: Any) -> None:
+    """Narrow: the columns as wide as their entries, each binding on one row, a scrollbar."""
+
+    async def before(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        await keys(pilot, "question_mark")
+
+    assert snap_compare(make_app(), terminal_size=(80, 24), run_before=steady(before))
+
+
+def test_breakpoints_screen_at_80x24(snap_compare: Any) -> None:
+    """Narrow: the dialog as wide as the screen, its hint wrapped, a located error below."""
+
+    async def before(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        await keys(pilot, "b")
+        await submit(pilot, "admit pool=kv class=chat; ignore 2")
+        await submit(pilot, "if free(kv) < 64; once")
+        await submit(pilot, "if fre(kv) < 1")
+
+    assert snap_compare(make_app(), terminal_size=(80, 24), run_before=steady(before))
+
+
 def test_goto_dialog(snap_compare: Any) -> None:
     async def before(pilot: Pilot[Any]) -> None:
         await settle(pilot)
