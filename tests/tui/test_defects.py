@@ -208,3 +208,29 @@ async def test_a_watch_and_a_filter_typed_as_their_boxes_open_are_taken() -> Non
         assert [text for text, _ in app.watches] == ["free(kv)"]
         await typed_at_once(app, pilot, "slash", *"preempt", "enter")
         assert app.debugger.filter_text == "preempt"
+
+
+async def test_the_inspector_names_the_cache_entry_that_holds_the_block() -> None:
+    """specs/spill_tiers.pool at #199: chat[0] has two cache entries in dram (one per
+    landing, language.md §8.3), and block 8 is in the second, rank 4. The inspector's
+    `cache entry` line is that entry's, as its owner line says, not the session's first."""
+    app = PoolApp.from_spec(str(SPECS.parents[2] / "specs" / "spill_tiers.pool"))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.send("goto", index=199)
+        await settle(pilot)
+        assert app.snapshot is not None
+        dram = app.snapshot.pool("dram")
+        mine = [e for e in dram.entries if e.session == "chat[0]"]
+        assert len(mine) == 2  # as the test needs: the block's entry is not the first
+        (entry,) = [e for e in mine if 8 in e.physical]
+        assert entry is not mine[0]
+        app.inspect_block("dram", 8)
+        await settle(pilot)
+        details = str(app.screen.query_one("#details-body", Static).content)
+        assert f"cached: entry of chat[0], eviction rank {entry.rank}" in details
+        (line,) = [ln for ln in details.splitlines() if ln.startswith("cache entry:")]
+        assert line.startswith(
+            f"cache entry: {entry.units} units ({entry.blocks} blocks), rank {entry.rank} "
+        )
+

@@ -603,8 +603,10 @@ def inspect_block_text(snap: Snapshot, pool_label: str, block: int) -> Text:
         text.append("cached: entry of ")
         text.append_text(session_text(owner.session, owner.session_id))
         text.append(f", eviction rank {owner.rank} ({rank_glyph(owner.rank)})\n")
-    entry = next((e for e in pool.entries if e.session_id == owner.session_id), None)
-    if entry is not None:
+    # The entry that holds this block: a session can have several (one per release or
+    # landing), and a held block is in none.
+    entry = next((e for e in pool.entries if block in e.physical), None)
+    if owner.kind == "cached" and entry is not None:
         keys = ", ".join(number(k, 4) for k in entry.keys)
         text.append(
             f"cache entry: {number(entry.units, 4)} units ({entry.blocks} blocks), rank {entry.rank} "
