@@ -43,7 +43,7 @@ from pooltui.tui.details import (
     reload_error_text,
     shown_for,
     start_failure,
-    status_text,
+    status_fields,
 )
 from pooltui.tui.driver import LONG, Command, Controller, Frame, SimLike, WatchValue
 from pooltui.tui.loading import load_spec
@@ -70,6 +70,7 @@ from pooltui.tui.widgets.eventlog import EventLog
 from pooltui.tui.widgets.panels import QUEUE_ROWS, PoolsPanel, QueuePanel, StagesPanel, WatchesPanel
 from pooltui.tui.widgets.source import SourceView
 from pooltui.tui.widgets.statictext import set_text
+from pooltui.tui.widgets.statusline import StatusLine, fit
 from pooltui.tui.widgets.timeline import Timeline, timeline_expression
 
 FRAME_DRAWN_WAIT = 0.25  # seconds a run's worker waits at most for its frame to be drawn
@@ -573,7 +574,7 @@ class PoolApp(App[int]):
         status = screen.query_one_optional("#status", Static)
         if status is None:
             return
-        text = status_text(
+        fields = status_fields(
             screen.spec_name,
             self.snapshot,
             running=self.running,
@@ -583,7 +584,10 @@ class PoolApp(App[int]):
             breakpoints=(len(self.breakpoints.active()), len(self.breakpoints)),
             running_style=self.running_style,
         )
-        set_text(status, text)
+        if isinstance(status, StatusLine):
+            status.show(fields)
+        else:  # the placeholder of a screen that failed to compose
+            set_text(status, fit(fields, None))
         status.set_class(self.stop_kind in HALTS, "halted")
         status.set_class(self.stop_kind == "breakpoint", "stopped-bp")
 

@@ -53,6 +53,7 @@ from pooltui.tui.widgets.keybar import KeyBar
 from pooltui.tui.widgets.panels import PoolsPanel, QueuePanel, StagesPanel, WatchesPanel
 from pooltui.tui.widgets.source import SourceView
 from pooltui.tui.widgets.statictext import set_text
+from pooltui.tui.widgets.statusline import StatusLine
 from pooltui.tui.widgets.timeline import Timeline
 
 
@@ -241,7 +242,7 @@ class DebuggerScreen(Screen[None]):
 
     @guarded_compose
     def compose(self) -> ComposeResult:
-        yield Static(id="status")
+        yield StatusLine(id="status")
         yield Timeline(id="timeline")
         yield Tabs(*(Tab(label, id=f"view-{name}") for name, label in VIEWS), id="views")
         with Horizontal(id="main"):

@@ -15,6 +15,7 @@ from rich.text import Text
 from pooltui.lang.words import number, seconds
 from pooltui.sim.snapshot import Shown, Snapshot
 from pooltui.tui.widgets.panels import QUEUE_ROWS, inspect_block_text, inspect_session_text
+from pooltui.tui.widgets.statusline import Field
 
 HALTS = ("violation", "error", "halt")
 
@@ -27,7 +28,7 @@ def events_total_text(snap: Snapshot, ended: bool) -> str:
     return f"{snap.events_total} so far"
 
 
-def status_text(
+def status_fields(
     spec_name: str,
     snap: Snapshot | None,
     *,
@@ -37,34 +38,40 @@ def status_text(
     rate: int,
     breakpoints: tuple[int, int],
     running_style: Style,
-) -> Text:
-    """One line: where we are, running or paused, what stopped it, the speed, the counts.
-    `breakpoints` is (active, all); `running_style` comes from the theme."""
-    text = Text()
-    text.append(f"{spec_name}   ", Style(bold=True))
+) -> list[Field]:
+    """The status line's fields: where we are, running or paused, what stopped it, the
+    speed, the counts; each with its priority (the status bar drops the lowest first when
+    the line does not fit: the counts before what stopped the run). `breakpoints` is
+    (active, all); `running_style` comes from the theme."""
+    plain, dim = Text(" · "), Text(" · ", "dim")
+    fields = [Field(Text(spec_name, Style(bold=True)), 6, plain)]
     if snap is not None:
-        text.append(f"t={seconds(snap.time, 4)} · ")
+        fields.append(Field(Text(f"t={seconds(snap.time, 4)}"), 8, plain))
         where = "start" if snap.event_index < 0 else f"event #{snap.event_index}"
-        text.append(f"{where} of {events_total_text(snap, ended)} · ")
+        fields.append(Field(Text(where), 10, plain))
+        fields.append(Field(Text(f"of {events_total_text(snap, ended)}"), 5, Text(" ")))
     if running:
-        text.append("▶ running", running_style)
+        fields.append(Field(Text("▶ running", running_style), 10, plain))
     else:
-        text.append("paused", Style(bold=True))
+        fields.append(Field(Text("paused", Style(bold=True)), 10, plain))
     if stop and not (stop == "paused" and not running):  # not "paused — paused"
-        # What stopped it comes first: the counts can be cut, this cannot.
-        text.append(" — ", "dim")
-        text.append(stop, Style(bold=True))
-    text.append(f" · speed {rate}/s", "dim")
+        # What stopped it stays longest after where we are: the counts go first.
+        fields.append(Field(Text(stop, Style(bold=True)), 9, Text(" — ", "dim")))
+    fields.append(Field(Text(f"speed {rate}/s", "dim"), 2, dim))
     active, every = breakpoints
     if every:
-        text.append(f" · breakpoints {active}/{every}", "dim")
+        fields.append(Field(Text(f"breakpoints {active}/{every}", "dim"), 4, dim))
     if snap is not None:
         c = snap.counts
-        text.append(
-            f" · arrived {c.arrived} · live {c.live} · done {c.done} · rejected {c.rejected}",
-            "dim",
-        )
-    return text
+        for word, count, priority in (
+            ("arrived", c.arrived, 3),
+            ("live", c.live, 4),
+            ("done", c.done, 3),
+            ("rejected", c.rejected, 3 if c.rejected else 1),
+        ):
+            fields.append(Field(Text(f"{word} {count}", "dim"), priority, dim))
+    fields[1] = fields[1]._replace(sep=Text("   ", Style(bold=True)))  # after the name
+    return fields
 
 
 def stop_text(stop: str, snap: Snapshot | None, error_text: str | None, error: Style) -> Text:

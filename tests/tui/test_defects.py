@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -234,3 +235,36 @@ async def test_the_inspector_names_the_cache_entry_that_holds_the_block() -> Non
             f"cache entry: {entry.units} units ({entry.blocks} blocks), rank {entry.rank} "
         )
 
+
+STATUS_FIGURE = re.compile(r"\b(arrived|live|done|rejected|speed) (\S+)")
+
+
+async def test_the_status_bar_shows_whole_fields_at_every_width() -> None:
+    """A status line longer than the terminal drops whole fields, the least useful first,
+    and never ends in a cut figure ("done 12…" for 121): what is shown is true."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await keys(pilot, "g", "4", "0", "enter")
+        for width in range(60, 161, 5):
+            await pilot.resize_terminal(width, SIZE[1])
+            await settle(pilot)
+            snap = app.snapshot
+            assert snap is not None
+            bar = app.screen.query_one("#status", Static)
+            shown = bar.render_line(0).text.strip()
+            assert "…" not in shown, (width, shown)
+            assert "went to event #40" in shown and "paused" in shown, (width, shown)
+            c = snap.counts
+            truth = {
+                "arrived": str(c.arrived),
+                "live": str(c.live),
+                "done": str(c.done),
+                "rejected": str(c.rejected),
+                "speed": f"{app.rate}/s",
+            }
+            for name, value in STATUS_FIGURE.findall(shown):
+                assert truth[name] == value, (width, shown)
+            assert re.search(rf"event #40 of {snap.events_total}\b", shown) or (
+                "event #40 ·" in shown
+            ), (width, shown)
