@@ -1,4 +1,5 @@
-"""The block map of one pool: one cell per physical block, on the Line API.
+"""The block map of one pool: one cell per physical block, on the Line API, and which of
+its marks it draws now (`map_marks`, for the legend to key).
 
 Only the visible rows are rendered (`render_line`), and each row's strip is cached by
 (snapshot generation, row, width), so a 100,000-block pool scrolls as fast as a small one.
@@ -20,7 +21,7 @@ from textual.strip import Strip
 
 from pooltui.sim.snapshot import BlockOwner, PoolView
 from pooltui.tui.colors import Palette, contrast_text, dimmed_hex, on, rank_glyph, session_hex
-from pooltui.tui.widgets.sharing import shared_blocks, shared_cell
+from pooltui.tui.widgets.sharing import DUPLICATE_GLYPH, shared_blocks, shared_cell
 
 CELL = 2  # characters per block: a square-ish cell (big pools)
 GUTTER = 7  # the block index of each row's first cell
@@ -55,6 +56,7 @@ class BlockMapView(ScrollView, can_focus=True):
         self.highlight: frozenset[int] = frozenset()
         self.violation_blocks: frozenset[int] = frozenset()
         self.shared: frozenset[int] = frozenset()  # blocks more than one hold holds
+        self.duplicates: frozenset[int] = frozenset()  # content another block registered first
         self.landing: frozenset[int] = frozenset()  # blocks a reload in flight loads
         self.palette = Palette()
         self._generation = 0
@@ -76,6 +78,7 @@ class BlockMapView(ScrollView, can_focus=True):
         self.highlight = highlight
         self.violation_blocks = violation_blocks
         self.shared = shared_blocks(pool)
+        self.duplicates = pool.blocks.duplicates if pool.blocks is not None else frozenset()
         self.landing = pool.blocks.landing if pool.blocks is not None else frozenset()
         self._invalidate()
 
@@ -267,36 +270,46 @@ class BlockMapView(ScrollView, can_focus=True):
         return Strip(segments, max(width, used))
 
     def _marked(self, i: int, k: int) -> Segment:
-        """A marked block: the event's blocks, a violation's, the inspected one, or one a
-        reload in flight is loading (landing)."""
+        """A marked block: the event's blocks, a violation's, the inspected one, one a
+        reload in flight is loading (landing), a shared one or a duplicate.
+
+        A mark that says what the block is (`×N` shared, `=` a duplicate) stays on the
+        event's blocks too: a shared block of the event is its `×N` on the highlight
+        colour, a duplicate keeps its `=` after the ◆, so neither fact hides the other."""
         pal = self.palette
         style, glyph = self._owner_style(k)
+        if i in self.duplicates:  # its second character: a rank digit or ◆ stays first
+            glyph = glyph[0] + DUPLICATE_GLYPH
         if i in self.violation_blocks:
             return Segment("!!", on(pal.error))
         if i == self.selected:
             return Segment("[]", style + Style(bold=True, color=pal.highlight))
-        if i in self.landing and i not in self.highlight:  # its content is on its way
+        event = i in self.highlight
+        if i in self.landing and not event:  # its content is on its way
             return Segment("↓" + glyph[1:], style + Style(bold=True))
-        if i in self.shared and i not in self.highlight:
-            return self._shared(i, style)
-        return Segment("◆" + glyph[1:], style + Style(bold=True, color=pal.highlight))
+        if i in self.shared:
+            return self._shared(i, on(pal.highlight) if event else style + Style(bold=True))
+        if event:
+            return Segment("◆" + glyph[1:], style + Style(bold=True, color=pal.highlight))
+        return Segment(glyph, style + Style(bold=True))  # a duplicate
 
     def _all_marks(self) -> frozenset[int]:
-        """The blocks drawn one by one (marked or shared), once per generation: a pool can
-        share many blocks, and every row asks."""
+        """The blocks drawn one by one (marked, shared or duplicates), once per generation:
+        a pool can share many blocks, and every row asks."""
         if self._marks[0] != self._generation:
             marks = self.highlight | self.violation_blocks | self.shared | self.landing
+            marks = marks | self.duplicates
             if self.selected is not None:
                 marks = marks | {self.selected}
             self._marks = (self._generation, marks)
         return self._marks[1]
 
     def _shared(self, i: int, style: Style) -> Segment:
-        """A block several holds share: × and its reference count, in its first holder's
-        colour."""
+        """A block several holds share: × and its reference count, in `style` (its first
+        holder's colour, or the event's)."""
         blocks = self.pool.blocks if self.pool is not None else None
         count = blocks.count(i) if blocks is not None else 2
-        return Segment(shared_cell(count), style + Style(bold=True))
+        return Segment(shared_cell(count), style)
 
     # ----------------------------------------------------------------- input
     def block_at(self, x: int, y: int) -> int | None:
@@ -332,3 +345,28 @@ class BlockMapView(ScrollView, can_focus=True):
         height = self.scrollable_content_region.height
         if not (self.scroll_offset.y <= row < self.scroll_offset.y + height):
             self.scroll_to(y=max(0, row - height // 2), animate=False)
+
+
+def map_marks(
+    pool: PoolView, highlight: frozenset[int], vblocks: frozenset[int], inspected: bool
+) -> tuple[str, ...]:
+    """The marks the block map draws now, for the legend to key (legend.MARKS' names): a
+    shared block of the event keeps its `×N` (on the highlight colour), so `event` is
+    keyed only for the event's other blocks; `ranks` when the map has cached blocks."""
+    bm = pool.blocks
+    if bm is None:
+        return ()
+    shared = bm.sharers.keys()
+    event_shared = bool(highlight) and not highlight.isdisjoint(shared)
+    shown = {
+        "event": any(b not in shared for b in highlight),
+        "event-shared": event_shared,
+        "landing": bool(bm.landing),
+        "inspected": inspected,
+        "shared": any(b not in highlight for b in shared),
+        "many": any(bm.count(b) >= 10 for b in shared),
+        "duplicate": bool(bm.duplicates),
+        "ranks": pool.cached > 0,
+        "violation": bool(vblocks),
+    }
+    return tuple(name for name, on_map in shown.items() if on_map)

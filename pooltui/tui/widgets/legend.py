@@ -11,7 +11,15 @@ from rich.text import Text
 
 from pooltui.lang.words import number
 from pooltui.sim.snapshot import EntryView, PoolView
-from pooltui.tui.colors import Palette, contrast_text, dimmed_hex, rank_glyph, session_hex
+from pooltui.tui.colors import (
+    RANK_GLYPHS,
+    Palette,
+    contrast_text,
+    dimmed_hex,
+    on,
+    rank_glyph,
+    session_hex,
+)
 from pooltui.tui.widgets import sharing
 
 SEP = " · "
@@ -29,22 +37,53 @@ def _n(count: int, one: str, many: str | None = None) -> str:
 
 MARKS = {
     "event": ("◆", "blocks of this event"),
+    "event-shared": ("×N", "held by N holds, of this event"),
     "landing": ("↓", "landing: a reload in flight loads them"),
     "inspected": ("[ ]", "the inspected block"),
     "shared": ("×N", "held by N holds"),
+    "many": ("×+", "10 or more holds"),
+    "duplicate": (
+        sharing.DUPLICATE_GLYPH,
+        "a duplicate: another block registered its content first",
+    ),
+    "ranks": ("0", "cached: eviction rank, 0 first"),
     "violation": ("!!", "blocks of the violation"),
 }
+MARK_GAP = "   "
+SIZE_COLUMN = 30  # a row's "holds …" / "cached …" column, wider when a figure needs it
 
 
-def marks_key(marks: Iterable[str], palette: Palette) -> Text:
-    """What the marks drawn on the block map mean (only those it shows now)."""
+def rank_key(top: int) -> str:
+    """The rank digits' key for ranks 0 .. top: `0`, `0–4`, `0–z`."""
+    return "0" if top <= 0 else f"0–{rank_glyph(min(top, len(RANK_GLYPHS) - 1))}"
+
+
+def marks_key(
+    marks: Iterable[str], palette: Palette, width: int | None = None, top_rank: int = 0
+) -> Text:
+    """What the marks drawn on the block map mean (only those it shows now), each drawn as
+    the map draws it, on as many lines of `width` as they take (a mark is never cut).
+    `top_rank`: the deepest eviction rank on the map, for the rank digits' key."""
     text = Text()
+    line = 0
     for name in marks:
         glyph, meaning = MARKS[name]
-        if text:
-            text.append("   ")
-        text.append(glyph, Style(bold=True, color=palette.highlight))
-        text.append(f" {meaning}", "dim")
+        if name == "ranks":
+            glyph = rank_key(top_rank)
+            if top_rank >= len(RANK_GLYPHS):
+                meaning += ", + deeper"
+        item = Text()
+        style = on(palette.highlight) if name == "event-shared" else None
+        item.append(glyph, style or Style(bold=True, color=palette.highlight))
+        item.append(f" {meaning}", "dim")
+        if line and width is not None and line + len(MARK_GAP) + item.cell_len > width:
+            text.append("\n")
+            line = 0
+        elif line:
+            text.append(MARK_GAP)
+            line += len(MARK_GAP)
+        text.append_text(item)
+        line += item.cell_len
     return text
 
 
@@ -57,19 +96,36 @@ def protected_entries(pool: PoolView) -> tuple[frozenset[int], EntryView | None]
     return waiting, victim
 
 
+def _lines(text: Text) -> int:
+    return text.plain.count("\n") + 1 if text.plain else 0
+
+
 def pool_legend(
     pool: PoolView, lines: int, palette: Palette, marks: tuple[str, ...] = (), width: int = 80
 ) -> Text:
     """Who holds what, under the block map: what the map's marks mean (`marks`, those it
     shows), each hold in its colour with its size and computed / context, then each cache
     entry with its eviction rank (0 goes first). At most `lines` lines; what does not fit
-    is counted."""
-    text = Text()
-    if marks:
-        text.append_text(marks_key(marks, palette))
-        lines -= 1
+    is counted. The rank digits (`ranks` in `marks`: the map has cached blocks) are keyed
+    only when some entry's row, which shows its digit, is among those counted."""
     holds, entries = pool.holds, pool.entries
-    if not holds and not entries:
+    total = len(holds) + len(entries)
+    top = entries[-1].rank if entries else 0  # in eviction order: the deepest last
+
+    def fit(shown: tuple[str, ...]) -> tuple[Text, list[Text], int]:
+        """The marks' key, the shared contents' lines and the rows kept, in `lines`."""
+        key = marks_key(shown, palette, width, top)
+        left = lines - _lines(key)
+        shared = sharing.shared_legend(pool, left, width) if total else []
+        left = max(1, left - len(shared))
+        return key, shared, total if total <= left else left - 1
+
+    key, shared, keep = fit(tuple(m for m in marks if m != "ranks"))
+    if "ranks" in marks and keep < total and keep - len(holds) < len(entries):
+        key, shared, keep = fit(marks)  # the digits on the map whose rows are folded
+    text = Text()
+    text.append_text(key)
+    if not total:
         if not pool.allocated and not pool.cached:
             if text:
                 text.append("\n")
@@ -77,15 +133,18 @@ def pool_legend(
         return text
     if text:
         text.append("\n")
-    for row in (shared := sharing.shared_legend(pool, lines, width)):
+    for row in shared:
         text.append_text(row + "\n")
-    lines -= len(shared)
     unit = pool.block or 1
     waiting, victim = protected_entries(pool)
     name_w = max([len(h.session) for h in holds] + [len(e.session) for e in entries]) + 2
-    lines = max(1, lines)
-    total = len(holds) + len(entries)
-    keep = total if total <= lines else lines - 1  # the rows made: only those shown
+    shown_e = entries[: max(0, keep - len(holds))]
+    sizes = [f"holds {_n(h.blocks, 'block')} ({number(h.size, 4)} units)" for h in holds[:keep]]
+    sizes += [
+        f"cached {_n(e.blocks or -(-e.units // unit), 'block')} ({number(e.units, 4)} units)"
+        for e in shown_e
+    ]
+    size_w = max([SIZE_COLUMN - 2] + [len(size) for size in sizes]) + 2  # never run together
     rows: list[Text] = []
     for h in holds[:keep]:
         row = Text()
@@ -95,12 +154,12 @@ def pool_legend(
         name = session_text(h.session, h.session_id)
         name.pad_right(max(0, name_w - len(h.session)))
         row.append_text(name)
-        row.append(f"holds {_n(h.blocks, 'block')} ({number(h.size, 4)} units)".ljust(30))
+        row.append(sizes[len(rows)].ljust(size_w))
         row.append(f"computed {number(h.computed, 4)}{SEP}context {number(h.context, 4)}", "dim")
         if h.reloading:
             row.append(f"{SEP}reloading {number(h.reloading, 4)} units", "bold")
         rows.append(row)
-    for e in entries[: max(0, keep - len(holds))]:
+    for e in shown_e:
         row = Text()
         colour = dimmed_hex(e.session_id, palette.background)
         row.append(f"{rank_glyph(e.rank)} ", Style(color=contrast_text(colour), bgcolor=colour))
@@ -108,8 +167,7 @@ def pool_legend(
         name = session_text(e.session, e.session_id)
         name.pad_right(max(0, name_w - len(e.session)))
         row.append_text(name)
-        blocks = e.blocks or -(-e.units // unit)
-        row.append(f"cached {_n(blocks, 'block')} ({number(e.units, 4)} units)".ljust(30))
+        row.append(sizes[len(rows)].ljust(size_w))
         if e is victim:
             row.append(f"rank {e.rank} = evicted next", "dim")
         else:

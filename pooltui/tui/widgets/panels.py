@@ -35,7 +35,7 @@ from pooltui.tui.colors import Palette, on, rank_glyph, session_hex
 from pooltui.tui.driver import WatchValue
 from pooltui.tui.messages import QueueShown, SafeRender, guarded, guarded_compose
 from pooltui.tui.widgets import sharing
-from pooltui.tui.widgets.blockmap import BlockMapView
+from pooltui.tui.widgets.blockmap import BlockMapView, map_marks
 from pooltui.tui.widgets.legend import (
     SEP,
     pool_legend,
@@ -101,20 +101,26 @@ def pool_head(pool: PoolView, violation: Violation | None, width: int, palette: 
     head.append("\n")
     head.append_text(bar(pool, min(width, 60), palette))
     head.append("\n")
-    head.append("allocated ", "dim")
-    head.append(number(pool.allocated, 4), Style(color=palette.allocated, bold=True))
-    head.append(SEP + "cached ", "dim")
-    head.append(number(pool.cached, 4), Style(color=palette.cached, bold=True))
-    head.append(SEP + "free ", "dim")
-    head.append(number(pool.free, 4), Style(bold=True))
-    head.append_text(sharing.shared_head(pool, palette))
-    head.append("   ")
-    if violation is not None and (violation.pool in (None, pool.label)):
-        head.append(f"✗ {violation.invariant}", Style(color=palette.error, bold=True))
-        head.append("\n")
-        head.append(violation.message, Style(color=palette.error, bold=True))
+    figures = Text()
+    figures.append("allocated ", "dim")
+    figures.append(number(pool.allocated, 4), Style(color=palette.allocated, bold=True))
+    figures.append(SEP + "cached ", "dim")
+    figures.append(number(pool.cached, 4), Style(color=palette.cached, bold=True))
+    figures.append(SEP + "free ", "dim")
+    figures.append(number(pool.free, 4), Style(bold=True))
+    figures.append_text(sharing.shared_head(pool, palette))
+    head.append_text(figures)
+    broken = violation if violation is not None and violation.pool in (None, pool.label) else None
+    if broken is not None:
+        status = Text(f"✗ {broken.invariant}", Style(color=palette.error, bold=True))
     else:
-        head.append("✓ invariants hold", Style(color=palette.good))
+        status = Text("✓ invariants hold", Style(color=palette.good))
+    # On the figures' line when it fits; a line of its own rather than cut at the edge.
+    head.append("   " if figures.cell_len + 3 + status.cell_len <= width else "\n")
+    head.append_text(status)
+    if broken is not None:
+        head.append("\n")
+        head.append(broken.message, Style(color=palette.error, bold=True))
     if pool.nblocks is None:
         head.append("\n")
         head.append("cap inf: no block map; the bar shows allocated against cached", "dim italic")
@@ -191,14 +197,7 @@ class PoolCard(SafeRender, Vertical):
                 highlight = frozenset(event.blocks)
             if violation is not None and violation.pool == pool.label:
                 vblocks = frozenset(violation.blocks)
-            shown = {
-                "event": bool(highlight),
-                "landing": bool(pool.blocks is not None and pool.blocks.landing),
-                "inspected": self.map.selected is not None,
-                "violation": bool(vblocks),
-                "shared": pool.shared > 0,
-            }
-            marks = tuple(name for name, on_map in shown.items() if on_map)
+            marks = map_marks(pool, highlight, vblocks, self.map.selected is not None)
         set_text(
             self.legend,
             pool_legend(pool, lines, palette, marks, width),

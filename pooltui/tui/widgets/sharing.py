@@ -1,9 +1,10 @@
-"""Shared blocks in the debugger: the block map's mark, the head line's count, the legend's
-content groups and what the block inspector says about a block.
+"""Shared and duplicate blocks in the debugger: the block map's marks, the head line's
+counts, the legend's content groups and what the block inspector says about a block.
 
 A block is shared when more than one hold has it in its block table (reference count > 1,
-content-and-reload.md §1). Pure functions of a `PoolView`: the panels call them, nothing here
-touches a widget.
+content-and-reload.md §1); it is a duplicate when another block registered its content
+first (§2). Pure functions of a `PoolView`: the panels call them, nothing here touches a
+widget.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pooltui.sim.snapshot import BlockMap, BlockOwner, PoolView
 from pooltui.tui.colors import Palette, contrast_text, session_hex
 
 SHARED_GLYPH = "×"  # a shared block's cell: × then its reference count
+DUPLICATE_GLYPH = "="  # a duplicate's cell: its second character (its first is kept)
 GROUP_LINES = 3  # legend lines for content groups at most; the rest are counted
 
 
@@ -136,11 +138,12 @@ def _glyph(group: SharedGroup) -> Text:
 
 
 def shared_head(pool: PoolView, palette: Palette) -> Text:
-    """The head line's count of shared blocks (nothing when none is shared)."""
+    """The head line's counts of shared and of duplicate blocks (each only when some are)."""
     text = Text()
-    if pool.shared:
-        text.append(" · shared ", "dim")
-        text.append(number(pool.shared, 4), Style(bold=True, color=palette.highlight))
+    for word, count in (("shared", pool.shared), ("duplicates", pool.duplicates)):
+        if count:
+            text.append(f" · {word} ", "dim")
+            text.append(number(count, 4), Style(bold=True, color=palette.highlight))
     return text
 
 
