@@ -95,7 +95,17 @@ class FieldE:
     depth: int = 1
 
 
-Expr = Number | Name | Index | CallE | DrawE | UnaryE | BinaryE | CondE | FieldE
+@record
+class StringE:
+    """A string literal: parsed as an expression, but only a content piece's key (or a branch
+    of a conditional key) may be one; the checker refuses it anywhere else."""
+
+    value: str
+    span: Span
+    depth: int = 1
+
+
+Expr = Number | Name | Index | CallE | DrawE | UnaryE | BinaryE | CondE | FieldE | StringE
 
 
 def children(e: Expr) -> list[Expr]:
@@ -134,19 +144,10 @@ class Assign:
 
 
 @record
-class StringE:
-    """A string literal as a content piece's key."""
-
-    value: str
-    span: Span
-    depth: int = 1
-
-
-@record
 class PieceA:
     """`KEY : UNITS` in `content (…)`."""
 
-    key: Expr | StringE
+    key: Expr
     units: Expr
     span: Span
     depth: int = 1

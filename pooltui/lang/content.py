@@ -26,7 +26,8 @@ from typing import Any
 
 from pooltui.lang.errors import SpecRuntimeError
 from pooltui.lang.exprs import compile_expr, normal
-from pooltui.lang.ir import Attr, Cond, ContentPiece, Expr, Hold, Span, Str
+from pooltui.lang.ir import Attr, CondKey, ContentPiece, Hold, Span, Str
+from pooltui.lang.ir import Key as KeyExpr
 
 Key = int | float | str
 _PLAIN = frozenset({int, str})  # key types `_check_key` returns unchanged (not bool: a subclass)
@@ -45,7 +46,7 @@ def _value(v: Any) -> str:
     return f"a {type(v).__name__}"
 
 
-def _compile_key(key: Expr | Str) -> Callable[[Any], Any]:
+def _compile_key(key: KeyExpr) -> Callable[[Any], Any]:
     """The key's raw value: a number, a string, or a tuple of them (from a source)."""
     if isinstance(key, Str):
         value = key.value
@@ -62,7 +63,7 @@ def _compile_key(key: Expr | Str) -> Callable[[Any], Any]:
                 ) from None
 
         return attr
-    if isinstance(key, Cond):
+    if isinstance(key, CondKey):
         c = compile_expr(key.cond)
         a, b = _compile_key(key.then), _compile_key(key.otherwise)
         return lambda env: a(env) if c(env) else b(env)

@@ -105,6 +105,13 @@ def subexpr(ck: Checker, e: A.Expr, cx: Ctx) -> ir.Expr | None:
         return draw(ck, e, cx)
     if isinstance(e, A.FieldE):
         return names.field(ck, e, cx)
+    if isinstance(e, A.StringE):
+        text = f'"{e.value}"'
+        ck.err(
+            e.span,
+            f"{text} is a string; a string can only be a content key: content ({text} : UNITS)",
+        )
+        return None
     # A.Index outside a query
     assert isinstance(e, A.Index)
     sym = ck.syms.get(e.name)

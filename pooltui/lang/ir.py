@@ -154,6 +154,21 @@ class Str:
     span: Span = NO_SPAN
 
 
+@record(frozen=True)
+class CondKey:
+    """`C ? A : B` as a content piece's key: it chooses a key (a number, a string literal, a
+    source's list or string attribute, or another conditional), not a number."""
+
+    cond: Expr
+    then: Key
+    otherwise: Key
+    span: Span = NO_SPAN
+
+
+# A content piece's key (`ContentPiece.key`).
+Key = Expr | Str | CondKey
+
+
 # --------------------------------------------------------------------------- stages
 
 
@@ -260,11 +275,12 @@ class SetAttr:
 class ContentPiece:
     """`KEY : UNITS` in a hold's `content (…)`: UNITS units of content named KEY.
 
-    KEY is a string literal, or an expression whose value is a number, a string (a source's
-    attribute) or a list of them (one piece per element, in order). Evaluated once, at the
-    hold's first attempt: `pooltui.lang.content.compile_content`."""
+    KEY is a string literal, an expression whose value is a number, a string (a source's
+    attribute) or a list of them (one piece per element, in order), or a conditional choosing
+    one of those. Evaluated once, at the hold's first attempt:
+    `pooltui.lang.content.compile_content`."""
 
-    key: Expr | Str
+    key: Key
     units: Expr
     span: Span = NO_SPAN
 

@@ -1,7 +1,7 @@
 """Content pieces: a hold's `content (KEY : UNITS, …)`.
 
 Owns what a piece may read (a hold header's names but `computed`, and no draws), its key
-(a string, or a list or string attribute, or a conditional choosing one) and its fixed
+(a string literal, a list or string attribute, or a conditional choosing one) and its fixed
 units checked at compile time. (`content.py` is the simulator's side: it compiles the
 pieces this module makes.) It may not check the hold itself (`sessions`).
 """
@@ -43,11 +43,7 @@ def content(
 def piece(ck: Checker, p: A.PieceA, cx: Ctx) -> ir.ContentPiece | None:
     if not expressions.depth_ok(ck, p):
         return None
-    key: ir.Expr | ir.Str | None
-    if isinstance(p.key, A.StringE):
-        key = ir.Str(p.key.value, p.key.span)
-    else:
-        key = content_key(ck, p.key, cx)
+    key = content_key(ck, p.key, cx)
     units = expressions.expr(ck, p.units, cx)
     if units is not None and closed.is_constant(units):
         v = closed.evaluate(ck, units, p.units.span)
@@ -64,9 +60,12 @@ def piece(ck: Checker, p: A.PieceA, cx: Ctx) -> ir.ContentPiece | None:
     return ir.ContentPiece(key, units, p.span)
 
 
-def content_key(ck: Checker, e: A.Expr, cx: Ctx) -> ir.Expr | None:
-    """A key's value may be a list or string attribute (or a conditional choosing one);
-    anything computed from one is still a compile error."""
+def content_key(ck: Checker, e: A.Expr, cx: Ctx) -> ir.Key | None:
+    """A key's value may be a string literal, a list or string attribute, or a conditional
+    choosing one of those (its condition a number); anything computed from a list or a
+    string is still a compile error (`expressions.subexpr` says so)."""
+    if isinstance(e, A.StringE):
+        return ir.Str(e.value, e.span)
     if isinstance(e, A.Name):
         return names.name(ck, e.name, e.span, replace(cx, lists=True))
     if isinstance(e, A.FieldE):
@@ -77,5 +76,5 @@ def content_key(ck: Checker, e: A.Expr, cx: Ctx) -> ir.Expr | None:
         b = content_key(ck, e.otherwise, cx)
         if c is None or a is None or b is None:
             return None
-        return ir.Cond(c, a, b, e.span)
+        return ir.CondKey(c, a, b, e.span)
     return expressions.subexpr(ck, e, cx)

@@ -22,7 +22,7 @@ from pooltui.lang.ir import (
     ArriveAt,
     Attr,
     Binary,
-    Cond,
+    CondKey,
     ContentPiece,
     CSource,
     Hold,
@@ -232,8 +232,8 @@ def test_content_pieces_in_the_ir(tmp_path: Path) -> None:
             ContentPiece(Str("sys"), Num(512)),
             ContentPiece(Attr("tenant"), Num(256)),
             ContentPiece(Attr("hash_ids"), Num(512)),
-            ContentPiece(
-                Cond(Binary(">", Var("context"), Num(0)), Attr("hash_ids"), Attr("tenant")),
+            ContentPiece(  # a conditional key chooses a key, not a number: CondKey
+                CondKey(Binary(">", Var("context"), Num(0)), Attr("hash_ids"), Attr("tenant")),
                 Num(16),
             ),
         ),
@@ -296,6 +296,110 @@ def test_lists_elsewhere_are_compile_errors(tmp_path: Path) -> None:
         "'k' holds lists in some rows (a column of 'm.jsonl'); a list can only be a content "
         "key: content (k : UNITS)"
     )
+
+
+# A conditional may choose the key (language.md §8.6: `turn > 0 ? hash_ids : "fresh"`): its
+# branches are keys (a number, a string literal, a list or string attribute, or another
+# conditional), with or without parentheses around it; the condition itself is a number.
+FRESH = CondKey(Binary(">", Attr("timestamp"), Num(0)), Attr("hash_ids"), Str("fresh"))
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        'timestamp > 0 ? hash_ids : "fresh"',
+        '(timestamp > 0 ? hash_ids : "fresh")',
+        '((timestamp > 0) ? (hash_ids) : ("fresh"))',
+    ],
+)
+def test_a_conditional_key_may_choose_a_string_literal(tmp_path: Path, key: str) -> None:
+    write(tmp_path, "t.jsonl", MOONCAKE_LIKE)
+    prog = compile_source(
+        f'pool kv {{ }}\nsession s from "t.jsonl" {{ hold kv (1) content ({key} : 16) {{ }} }}',
+        "t.pool",
+        str(tmp_path),
+    )
+    hold = prog.sessions[0].body[0]
+    assert isinstance(hold, Hold)
+    assert strip_spans(hold.content) == (ContentPiece(FRESH, Num(16)),)
+    fn = compile_content(hold.content)
+    assert fn(env(timestamp=0, hash_ids=(1, 2))) == (("fresh", 16),)
+    assert fn(env(timestamp=1500, hash_ids=(1, 2))) == ((1, 16), (2, 16))
+
+
+def test_conditional_keys_nest_and_choose_numbers(tmp_path: Path) -> None:
+    got = pieces_of('u > 1 ? (u > 2 ? "big" : 7) : hash_ids : 4', tmp_path, hash_ids=(5,), u=3)
+    assert got == (("big", 4),)
+    assert pieces_of(
+        'u > 1 ? (u > 2 ? "big" : 7) : hash_ids : 4', tmp_path, hash_ids=(5,), u=2
+    ) == ((7, 4),)
+    assert pieces_of(
+        'u > 1 ? (u > 2 ? "big" : 7) : hash_ids : 4', tmp_path, hash_ids=(5,), u=1
+    ) == ((5, 4),)
+
+
+def test_a_conditional_string_key_in_the_ir_json(tmp_path: Path) -> None:
+    write(tmp_path, "t.jsonl", MOONCAKE_LIKE)
+    prog = compile_source(
+        'pool kv { }\nsession s from "t.jsonl" {\n'
+        '  hold kv (1) content (timestamp > 0 ? hash_ids : "fresh" : 16) { }\n}',
+        "t.pool",
+        str(tmp_path),
+    )
+    hold = prog.sessions[0].body[0]
+    assert isinstance(hold, Hold)
+    key = to_data(hold.content[0].key)
+    assert key["node"] == "CondKey" and key["span"] == "3:24"
+    assert key["then"] == {"node": "Attr", "name": "hash_ids", "span": "3:40"}
+    assert key["otherwise"] == {"node": "Str", "value": "fresh", "span": "3:51"}
+
+
+@pytest.mark.parametrize(
+    ("spec", "col"),
+    [
+        ('hold kv ("a") { }', 29),  # a hold's units
+        ('hold kv (1) content (1 : "a") { }', 45),  # a piece's units
+        ('hold kv (1) content ("a" ? 1 : 2 : 4) { }', 41),  # a conditional's condition
+        ('hold kv (1) content ((u > 1 ? "a" : 2) + 1 : 4) { }', 50),  # computed from a key
+        ('x = "a";', 24),
+    ],
+)
+def test_string_literals_elsewhere_are_located_compile_errors(
+    tmp_path: Path, spec: str, col: int
+) -> None:
+    exc = error_of(f"pool kv {{ }}\nsession s {{ u = 1; {spec} }}", tmp_path)
+    assert [(d.span.line, d.span.col) for d in exc.diagnostics] == [(2, col)]
+    assert exc.diagnostics[0].message == (
+        '"a" is a string; a string can only be a content key: content ("a" : UNITS)'
+    )
+
+
+def test_check_and_ir_take_a_conditional_string_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pooltui.cli.main import main
+
+    write(tmp_path, "t.jsonl", MOONCAKE_LIKE)
+    spec = write(
+        tmp_path,
+        "c.pool",
+        "stage gpu step { budget 2048; }\n"
+        "pool kv { cap 4096; block 16; evict lru; admit via gpu; }\n"
+        'session req from "t.jsonl" {\n'
+        "  arrive at (timestamp / 1000);\n"
+        '  hold kv (input_length) content ((timestamp > 0 ? hash_ids : "fresh") : 16) {\n'
+        "    run gpu prefill (input_length);\n"
+        "  }\n"
+        "}\n",
+    )
+    assert main(["check", str(spec)]) == 0
+    assert capsys.readouterr().out == f"{spec}: ok — 1 pool, 1 stage, 1 session class, 3 sessions\n"
+    assert main(["ir", str(spec)]) == 0
+    data = json.loads(capsys.readouterr().out)
+    key = data["sessions"][0]["body"][0]["content"][0]["key"]
+    assert (key["node"], key["otherwise"]["value"]) == ("CondKey", "fresh")
+    assert main(["run", str(spec), "--quiet"]) == 0
+    assert "3 arrived, 3 done" in capsys.readouterr().out
 
 
 # --------------------------------------------------------------------------- content, runtime

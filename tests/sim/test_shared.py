@@ -621,6 +621,42 @@ def test_a_keyword_column_is_read_through_row_name(tmp_path: Path) -> None:
     assert shared_of(events) == ROWS_EXPECTED
 
 
+# A conditional key (language.md §8.6): rows at 0 are "fresh" (one 4-unit piece, the same
+# key for both), later rows key by their ids. Same rows as above otherwise, and r[2], r[3]
+# at 1 with 10 units each. The two groups never share: r[2]'s block 0 is "7", not "fresh".
+#  0  r[0]: hit 0, 2 blocks (0 1); prefill 6 registers block 0 ("fresh"); 1 stays partial
+#     r[1]: E = 1 ("fresh"), cap ⌊5/4⌋ = 1: hit 4, shared 4 (r[0] holds it); 1 new (2)
+#  1  both end: r[0] releases (0 stays with r[1]; 1 freed), r[1] releases (0 cached; 2 freed)
+#     r[2]: its block 0 is "7": nothing registered (the cached 0 is "fresh"): hit 0;
+#     3 blocks, last-freed first: 2, 1, then the never-used 3; prefill 10 registers its
+#     blocks 0 ("7", id 2) and 1 ("7, 8", id 1)
+#     r[3]: E = 1 ("7"; its block 1 is "7, 9"), cap ⌊9/4⌋ = 2: hit 4, shared 4; 2 new (4 5)
+CONDITIONAL = """
+stage gpu step { time 1; }
+pool kv { cap 64; block 4; admit via gpu; }
+session r from "t.jsonl" {
+  arrive at (t);
+  hold kv (p) content (t > 0 ? ids : "fresh" : 4) { run gpu prefill (p); }
+}
+"""
+
+
+def test_a_conditional_key_shares_a_string_among_some_rows_and_ids_among_the_others(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "t.jsonl").write_text(
+        '{"t": 0, "p": 6, "ids": [7, 8]}\n{"t": 0, "p": 6, "ids": [7, 9]}\n'
+        '{"t": 1, "p": 10, "ids": [7, 8]}\n{"t": 1, "p": 10, "ids": [7, 9]}\n'
+    )
+    events = _run_source(tmp_path, CONDITIONAL)
+    assert shared_of(events) == [
+        (0, "r[0]", 0, 0, (0, 1)),
+        (0, "r[1]", 4, 4, (0, 2)),
+        (1, "r[2]", 0, 0, (2, 1, 3)),
+        (1, "r[3]", 4, 4, (2, 4, 5)),
+    ]
+
+
 # --------------------------------------------------------------------------- §4 invariants
 # Each invariant of content-and-reload.md §4, broken on purpose in a running simulation (the
 # state right after b's admission in SYSTEM_PROMPT: blocks 0, 1 shared by a and b), halts it
