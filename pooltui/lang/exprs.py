@@ -269,12 +269,14 @@ def _compile_binary(expr: Binary) -> Compiled:
         return lambda env: 1 if (left(env) and right(env)) else 0
     if op == "||":
         return lambda env: 1 if (left(env) or right(env)) else 0
+    # A zero divisor is the culprit: the error points at it, not at the whole operation.
+    divisor = expr.right.span
     if op == "/":
 
         def div(env: Any) -> Number:
             d = right(env)
             if d == 0:
-                raise SpecRuntimeError("division by zero", span)
+                raise SpecRuntimeError("division by zero", divisor)
             n = left(env)
             r = n / d
             if r != r:
@@ -287,7 +289,7 @@ def _compile_binary(expr: Binary) -> Compiled:
         def mod(env: Any) -> Number:
             d = right(env)
             if d == 0:
-                raise SpecRuntimeError("modulo by zero", span)
+                raise SpecRuntimeError("modulo by zero", divisor)
             n = left(env)
             r = n % d
             if r != r:

@@ -96,12 +96,15 @@ def compile_source(text: str, file: str = "<spec>", base_dir: str | None = None)
     return program
 
 
-def compile_condition(text: str, program: Program, file: str = "<condition>") -> Expr:
-    """A breakpoint condition or a watch: `now`, pool/stage queries, argmin/argmax and the
-    program's constants; no draws, attributes or other context variables."""
+def compile_condition(
+    text: str, program: Program, file: str = "<condition>", what: str = "a breakpoint condition"
+) -> Expr:
+    """A breakpoint condition or a watch (`what`: "a watch"): `now`, pool/stage queries,
+    argmin/argmax and the program's constants; no draws, attributes or other context
+    variables. Its errors name it (`what`)."""
     if len(text) > 10_000:
-        raise _first(file, "condition too long", source=text[:200])
-    tree, diags = parse(text, file, start="condition")
+        raise _first(file, f"{what.split(' ', 1)[-1]} too long", source=text[:200])
+    tree, diags = parse(text, file, start="condition", what=what)
     if diags or tree is None:
         raise SpecError(diags, source=text)
     checker = Checker(file, os.getcwd())
@@ -119,9 +122,9 @@ def compile_condition(text: str, program: Program, file: str = "<condition>") ->
         checker.syms[p.name] = Sym("pool", p.name, p.count, p.family, p.span, admit_via=p.admit_via)
     checker.attr_names.update(_attribute_names(program))  # for "is a session attribute"
     cx = Ctx(
-        "a breakpoint condition",
+        what,
         frozenset({"now"}),
-        draw="a condition is evaluated while debugging and must not change the run",
+        draw=f"{what} is evaluated while debugging and must not change the run",
     )
     expr = checker.expr(tree, cx)
     if checker.diags or expr is None:

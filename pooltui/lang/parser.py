@@ -27,7 +27,14 @@ from pooltui.lang import ast as A
 from pooltui.lang.errors import Diagnostic
 from pooltui.lang.exprs import MAX_INT
 from pooltui.lang.ir import Span
-from pooltui.lang.syntax import RESYNC, clip, friendly, learn_terminals, tok_span
+from pooltui.lang.syntax import (
+    RESYNC,
+    clip,
+    friendly,
+    friendly_expression,
+    learn_terminals,
+    tok_span,
+)
 
 GRAMMAR_PATH = Path(__file__).with_name("grammar.lark")
 MAX_SYNTAX_ERRORS = 10
@@ -328,11 +335,14 @@ def _get_parser() -> lark.Lark:
     return _parser
 
 
-def parse(text: str, file: str, start: str = "start") -> tuple[Any, list[Diagnostic]]:
+def parse(
+    text: str, file: str, start: str = "start", what: str | None = None
+) -> tuple[Any, list[Diagnostic]]:
     """Parse `text`; returns (decls or expr, diagnostics). On a syntax error the result is
     None and the diagnostics hold every syntax error found (after resuming). A spec parsed
     without a diagnostic is kept in the cache (`_Cached`): parsed again, it is read back
-    without lark."""
+    without lark. `what` names an expression parsed alone (start "condition": "a watch",
+    "a breakpoint condition"), for its syntax error."""
     entry = _Cached(text, file, start)
     found = entry.read()
     if found is not None:
@@ -353,6 +363,9 @@ def parse(text: str, file: str, start: str = "start") -> tuple[Any, list[Diagnos
                 break
             except UnexpectedInput as exc:
                 diags.extend(_builder.errors)
+                if what is not None:
+                    diags.append(friendly_expression(exc, current, file, what))
+                    break
                 diag, pos = friendly(exc, current, file, parser)
                 diags.append(diag)
                 result = None

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # lark is imported when a spec is parsed
     import lark
-    from lark.exceptions import UnexpectedInput
+    from lark.exceptions import UnexpectedCharacters, UnexpectedInput
     from lark.lexer import Token
 
 from pooltui.lang.errors import Diagnostic
@@ -178,6 +178,28 @@ def _found(t: Token) -> str:
     return f"'{clip(str(t))}'"
 
 
+def _character(exc: UnexpectedCharacters, text: str, file: str) -> tuple[Diagnostic, int]:
+    """A character no token starts with (and the offset to resume after)."""
+    pos = exc.pos_in_stream or 0
+    ch = text[pos] if 0 <= pos < len(text) else ""
+    span = Span(file, exc.line, exc.column, exc.line, exc.column + 1)
+    if ch == '"':
+        msg = "unterminated string: a string ends with '\"' on the same line"
+    elif ch == "\ufffd":
+        msg = "unexpected character '\\ufffd' (the spec is not valid UTF-8 here)"
+    else:
+        msg = f"unexpected character '{clip(ch)}'"
+    return Diagnostic(span, msg), pos
+
+
+def _end_span(text: str, file: str) -> Span:
+    """Just past the last thing written (rustc does too), not at a blank last line."""
+    body = text.rstrip()
+    end_line = body.count("\n") + 1
+    end_col = len(body) - (body.rfind("\n") + 1) + 1
+    return Span(file, end_line, end_col, end_line, end_col + 1)
+
+
 def friendly(
     exc: UnexpectedInput, text: str, file: str, parser: lark.Lark
 ) -> tuple[Diagnostic, int | None]:
@@ -185,16 +207,7 @@ def friendly(
     from lark.exceptions import UnexpectedCharacters, UnexpectedToken
 
     if isinstance(exc, UnexpectedCharacters):
-        pos = exc.pos_in_stream or 0
-        ch = text[pos] if 0 <= pos < len(text) else ""
-        span = Span(file, exc.line, exc.column, exc.line, exc.column + 1)
-        if ch == '"':
-            msg = "unterminated string: a string ends with '\"' on the same line"
-        elif ch == "\ufffd":
-            msg = "unexpected character '\\ufffd' (the spec is not valid UTF-8 here)"
-        else:
-            msg = f"unexpected character '{clip(ch)}'"
-        return Diagnostic(span, msg), pos
+        return _character(exc, text, file)
     if isinstance(exc, UnexpectedToken) and exc.token.type != "$END":
         tok = exc.token
         pos = tok.start_pos if tok.start_pos is not None else 0
@@ -287,11 +300,7 @@ def friendly(
         return Diagnostic(span, msg), pos
     # the end of the input
     expected = set(getattr(exc, "expected", None) or ())
-    # Point just past the last thing written (rustc does too), not at a blank last line.
-    body = text.rstrip()
-    end_line = body.count("\n") + 1
-    end_col = len(body) - (body.rfind("\n") + 1) + 1
-    span = Span(file, end_line, end_col, end_line, end_col + 1)
+    span = _end_span(text, file)
     opened = _open_braces(_prefix_tokens(parser, text, len(text)))
     if opened:
         o = opened[-1]
@@ -301,3 +310,39 @@ def friendly(
     else:
         msg = "unexpected end of file"
     return Diagnostic(span, msg), None
+
+
+def friendly_expression(exc: UnexpectedInput, text: str, file: str, what: str) -> Diagnostic:
+    """A syntax error in an expression parsed alone (`what`: "a watch", "a breakpoint
+    condition"), in an expression's words: an operator, a ')', its end. What the parser
+    accepts there, not the LALR state's merged lookaheads, which offer a spec's ';' or ','
+    after any expression."""
+    from lark.exceptions import UnexpectedCharacters, UnexpectedToken
+
+    if isinstance(exc, UnexpectedCharacters):
+        return _character(exc, text, file)[0]
+    if not isinstance(exc, UnexpectedToken):  # pragma: no cover - LALR raises only these two
+        return Diagnostic(_end_span(text, file), f"{what} does not parse")
+    the = "the " + what.split(" ", 1)[-1]
+    try:
+        expected = set(exc.interactive_parser.accepts())  # type: ignore[no-untyped-call]
+    except Exception:  # no interactive parser: lark's own set
+        expected = set(exc.expected)
+    end = "$END" in expected
+    expected.discard("$END")
+    closers = [terminal_display(c) for c in _CLOSERS if c in expected]
+    if closers:  # an operator would do too, but the bracket is what is missing
+        wanted = _one_of(closers)
+    elif end:
+        wanted = f"an operator or the end of {the}" if expected else f"the end of {the}"
+    elif expected >= _EXPR_START_T - {"STRING"}:
+        wanted = "an expression"
+    else:
+        wanted = _describe(expected)
+    tok = exc.token
+    if tok.type == "$END":
+        return Diagnostic(_end_span(text, file), f"unexpected end of {the}: expected {wanted}")
+    msg = f"expected {wanted}, found {_found(tok)}"
+    if "NAME" in expected and tok.type.lower() in KEYWORDS:
+        msg += " (a keyword: keywords are reserved)"
+    return Diagnostic(tok_span(file, tok), msg)

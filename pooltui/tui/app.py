@@ -239,7 +239,7 @@ class PoolApp(App[int]):
 
     def _compile_or_none(self, text: str) -> Any:
         try:
-            return self.compile_expression(text)
+            return self.compile_expression(text, watch=True)
         except Exception:
             return None
 
@@ -655,7 +655,7 @@ class PoolApp(App[int]):
             [s.label for s in snap.stages] if snap is not None else (),
         )
 
-    def compile_expression(self, text: str, program: Any = None) -> Any:
+    def compile_expression(self, text: str, program: Any = None, *, watch: bool = False) -> Any:
         if self._compile_condition is not None:
             return self._compile_condition(text)
         import pooltui.lang as lang
@@ -663,7 +663,8 @@ class PoolApp(App[int]):
         # The front end loads lazily (module __getattr__), so mypy sees an object here.
         compile_condition = cast(Callable[..., Any], lang.compile_condition)
         program = program if program is not None else getattr(self.sim, "program", None)
-        return compile_condition(text, program, "<condition>")
+        file, what = ("<watch>", "a watch") if watch else ("<condition>", "a breakpoint condition")
+        return compile_condition(text, program, file, what=what)  # its errors name it
 
     def parse_breakpoint(self, text: str) -> Any:
         return parse_breakpoint(text, self.names(), self.compile_expression)

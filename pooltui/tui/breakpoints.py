@@ -95,8 +95,19 @@ class Hit:
     def describe(self) -> str:
         bp = self.breakpoint
         if self.error is not None:
-            return f"breakpoint #{bp.id} ({bp.describe()}): {self.error}"
+            return f"breakpoint #{bp.id} ({bp.describe()}): error: {self.error}"
         return f"breakpoint #{bp.id}: {bp.describe()}"
+
+
+def expression_error(exc: BaseException) -> str:
+    """A runtime error of a breakpoint's condition or a watch, as the line that shows it
+    says it: `LINE:COL: MESSAGE`, a place in the expression's own text (the breakpoint or
+    the watch it belongs to names it, in place of a file); an error with no place, its
+    words."""
+    span, message = getattr(exc, "span", None), getattr(exc, "message", None)
+    if span is not None and isinstance(message, str):
+        return f"{span.line}:{span.col}: {message}"
+    return str(exc)
 
 
 # --------------------------------------------------------------------------- matching
@@ -224,7 +235,7 @@ class BreakpointSet:
                 try:
                     self._last[bp.id] = truthy(evaluate(bp.expr))
                 except Exception as exc:  # a spec runtime error: stop, with its message
-                    return f"breakpoint #{bp.id} ({bp.describe()}): {exc}"
+                    return Hit(bp, expression_error(exc)).describe()
         return None
 
     def check(self, event: Event, prev_time: float, evaluate: Evaluate) -> Hit | None:
@@ -239,7 +250,7 @@ class BreakpointSet:
                 try:
                     value = truthy(evaluate(bp.expr))
                 except Exception as exc:
-                    return Hit(bp, error=str(exc))
+                    return Hit(bp, error=expression_error(exc))
                 before = self._last.get(bp.id, False)
                 self._last[bp.id] = value
                 if value and not before:

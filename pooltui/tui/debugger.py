@@ -8,6 +8,7 @@ keys apply now) here, and each widget's own `snapshot` / `cursor` / `span`.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from typing import Any, ClassVar
 
 from rich.style import Style
@@ -218,7 +219,7 @@ class DebuggerScreen(Screen[None]):
         breakpoints: Any = None,
         parse_breakpoint: Callable[[str], Any] | None = None,
         watches: list[tuple[str, Any]] | None = None,
-        compile_expression: Callable[[str], Any] | None = None,
+        compile_expression: Callable[..., Any] | None = None,
         carry: dict[str, Any] | None = None,
     ) -> None:
         super().__init__()
@@ -581,7 +582,9 @@ class DebuggerScreen(Screen[None]):
     @guarded
     def action_watches(self) -> None:
         assert self.compile_expression is not None
-        self.app.push_screen(WatchesScreen(self.watches, self.compile_expression))
+        self.app.push_screen(
+            WatchesScreen(self.watches, partial(self.compile_expression, watch=True))
+        )
 
     @guarded
     def action_clear_inspect(self) -> None:

@@ -26,7 +26,7 @@ from pooltui.lang.errors import render as render_diagnostic
 from pooltui.lang.words import number, seconds
 from pooltui.sim.events import Event
 from pooltui.sim.snapshot import Shown, Snapshot, Violation
-from pooltui.tui.breakpoints import BreakpointSet, Hit, truthy
+from pooltui.tui.breakpoints import BreakpointSet, Hit, expression_error, truthy
 
 SAMPLES = 1024  # the timeline's samples: about this many over the run so far
 FRAME_INTERVAL = 0.05  # at most ~20 frames a second while running
@@ -88,8 +88,9 @@ LONG = ("continue", "reverse", "goto", "goto_time", "run", "find")
 class WatchValue:
     text: str
     value: Number | None
-    error: str | None = None
+    error: str | None = None  # `LINE:COL: MESSAGE` (`breakpoints.expression_error`)
     changed: bool = False
+    caret: tuple[int, int] | None = None  # the error's columns in `text`, from 1, end excluded
 
     def shown(self) -> str:
         if self.error is not None:
@@ -186,16 +187,20 @@ class Controller:
     def _eval_watches(self, final: bool) -> tuple[WatchValue, ...]:
         out = []
         for text, expr in self._watches:
+            caret: tuple[int, int] | None = None
             try:
                 value: Number | None = self.sim.evaluate(expr)
                 error = None
             except Exception as exc:  # a spec runtime error in the watch: show it
-                value, error = None, str(exc)
+                value, error = None, expression_error(exc)
+                span = getattr(exc, "span", None)
+                if span is not None and span.line == span.end_line == 1:
+                    caret = (span.col, span.end_col)
             prev = self._watch_prev.get(text, value)
             changed = text in self._watch_prev and prev != value
             if final:
                 self._watch_prev[text] = value
-            out.append(WatchValue(text, value, error, changed))
+            out.append(WatchValue(text, value, error, changed, caret))
         return tuple(out)
 
     def _halt_reason(self) -> tuple[str | None, str | None, str | None]:

@@ -542,7 +542,7 @@ def test_compile_condition() -> None:
         ("waited > 0", "'waited' cannot be read in a breakpoint condition"),
         ("free(kv) > 0", "'kv' is a family of 2"),
         ("free(kv[0] > 0", "expected ')'"),
-        ("", "unexpected end of file"),
+        ("", "unexpected end of the breakpoint condition: expected an expression"),
     ],
 )
 def test_compile_condition_errors(text: str, message: str) -> None:
@@ -551,6 +551,30 @@ def test_compile_condition_errors(text: str, message: str) -> None:
         compile_condition(text, prog)
     assert message in info.value.render()
     assert info.value.diagnostics[0].span.file == "<condition>"
+
+
+# An expression alone (a watch, a breakpoint condition) has no ';' and no '}': a syntax
+# error in one says what an expression expects there, and names the watch or the condition.
+@pytest.mark.parametrize(
+    ("text", "what", "message"),
+    [
+        ("free(kv[0])free(kv[0])", "a watch", "1:12: expected an operator or the end of the watch, found 'free'"),
+        ("1 2", "a breakpoint condition", "1:3: expected an operator or the end of the breakpoint condition, found '2'"),
+        ("(1 2", "a watch", "1:4: expected ')', found '2'"),
+        ("1 ? 2 3", "a watch", "1:7: expected ':', found '3'"),
+        ("1)", "a watch", "1:2: expected the end of the watch, found ')'"),
+        ("1 +", "a watch", "1:4: unexpected end of the watch: expected an expression"),
+        ("free(kv[0]", "a watch", "1:11: unexpected end of the watch: expected ')' or ','"),
+        ("prompt", "a watch", "1:1: 'prompt' is a session attribute; a watch cannot read session attributes"),
+        ("draw real(0, 1)", "a watch", "1:1: a draw is not allowed in a watch: a watch is evaluated while debugging and must not change the run"),
+    ],
+)  # fmt: skip
+def test_an_expression_alone_says_what_it_expects(text: str, what: str, message: str) -> None:
+    prog = compile_source("pool kv[2] { }\nsession s { prompt = 1; }", "t")
+    with pytest.raises(SpecError) as info:
+        compile_condition(text, prog, "<x>", what=what)
+    (d,) = info.value.diagnostics
+    assert f"{d.span.line}:{d.span.col}: {d.message}" == message
 
 
 def test_top_level_order_does_not_matter() -> None:

@@ -211,10 +211,11 @@ async def test_a_runtime_error_of_the_spec_stops_the_run() -> None:
         assert app.stop_kind == "error"
         assert app.stop == "runtime error: division by zero"
         text = str(app.screen.query_one("#details-body", Static).content)
-        # Located like `pooltui check`: FILE:LINE:COL, the line, a caret under the culprit.
-        assert f"{spec}:6:12: error: division by zero" in text
+        # Located like `pooltui check`: FILE:LINE:COL, the line, a caret under the culprit:
+        # the divisor `2 - serial` (it was the whole `32 / (2 - serial)`, from 6:12).
+        assert f"{spec}:6:18: error: division by zero" in text
         assert "6 |   prompt = 32 / (2 - serial);" in text
-        assert "^^^^^^^^^^^^^^^^" in text
+        assert "  |                  ^^^^^^^^^^\n" in text
         assert "Traceback" not in text
 
 

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from functools import partial
 from typing import NamedTuple
 
+from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
 from textual import events
@@ -547,6 +548,11 @@ def watches_text(values: Iterable[WatchValue], palette: Palette) -> Text:
         text.append(" = ")
         if w.error is not None:
             text.append(w.shown(), Style(color=palette.error))
+            if w.caret is not None:  # under the culprit, as a located error points at it
+                start, end = w.caret
+                text.append("\n" + " " * cell_len(w.text[: start - 1]))
+                carets = "^" * max(1, cell_len(w.text[start - 1 : end - 1]))
+                text.append(carets, Style(color=palette.error))
         elif w.changed:
             text.append(w.shown(), on(palette.warn))
             text.append("  changed", Style(color=palette.warn))
