@@ -30,7 +30,9 @@ def summary(program: Program) -> str:
     )
 
 
-def _compile(spec: str) -> Program | None:
+def compile_or_say(spec: str) -> Program | None:
+    """The compiled spec, or None once its errors are printed (one line when it cannot be
+    read; the located errors and their count otherwise)."""
     from pooltui.lang.frontend import compile_bytes, read_spec
 
     try:
@@ -49,7 +51,7 @@ def _compile(spec: str) -> Program | None:
 
 
 def run_check(spec: str) -> int:
-    program = _compile(spec)
+    program = compile_or_say(spec)
     if program is None:
         return 1
     emit(f"{spec}: ok — {summary(program)}")
@@ -57,7 +59,7 @@ def run_check(spec: str) -> int:
 
 
 def run_ir(spec: str, rows: bool = False) -> int:
-    program = _compile(spec)
+    program = compile_or_say(spec)
     if program is None:
         return 1
     from pooltui.lang.irjson import dumps

@@ -1,6 +1,6 @@
 """`pooltui`: the entry point. Dispatches to the subcommands; no traceback ever escapes.
 
-pooltui SPEC                 open the debugger on SPEC
+pooltui SPEC                 open the debugger on SPEC (`pooltui tui SPEC`)
 pooltui check SPEC           compile, print a one-line summary (exit 1 on errors)
 pooltui ir SPEC              print the IR as JSON
 pooltui run SPEC [...]       simulate headless and print a summary
@@ -23,11 +23,26 @@ _NO_MEMORY = (
 )
 _BUG = b"pooltui: this is a bug in pooltui; please report it with the spec.\n"
 
-SUBCOMMANDS = ("check", "run", "render", "ir", "tui")
+SUBCOMMANDS = ("tui", "check", "run", "render", "ir")  # in the order the help lists them
 
 
 class _Parser(argparse.ArgumentParser):
     """argparse that exits 2 with a plain message (it already does; kept for one place)."""
+
+
+class _CommandParser(_Parser):
+    """A command's parser: it refuses what it does not know itself, with its own usage
+    (`pooltui run: error: …` under `usage: pooltui run …`). argparse passes a command's
+    unknown arguments up to the top-level parser, which refused them with the top-level
+    usage, saying nothing of the command's options."""
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extra = super().parse_known_args(args, namespace)
+        if extra:
+            self.error(f"unrecognized arguments: {' '.join(extra)}")
+        return parsed, extra
 
 
 def _time(text: str) -> float:
@@ -56,16 +71,27 @@ def _whole(least: int) -> Callable[[str], int]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="pooltui", description="Visualize and step-debug LLM-serving pools.")
+    parser = _Parser(
+        prog="pooltui",
+        # `tui` is the default: `pooltui SPEC` is `pooltui tui SPEC` (`_main` adds it).
+        usage=f"%(prog)s [-h] [--version] [{{{','.join(SUBCOMMANDS)}}}] SPEC ...",
+        description="Visualize and step-debug LLM-serving pools. `pooltui SPEC` opens the "
+        "debugger on SPEC (the same as `pooltui tui SPEC`); the other commands work "
+        "without a screen. `pooltui COMMAND -h` describes a command's options.",
+    )
     parser.add_argument("--version", action="store_true", help="print the version and build")
-    sub = parser.add_subparsers(dest="command", metavar="{check,run,render,ir}")
+    sub = parser.add_subparsers(
+        dest="command",
+        metavar="{" + ",".join(SUBCOMMANDS) + "}",
+        parser_class=_CommandParser,
+        prog="pooltui",  # a command's usage: `pooltui run …`, not the usage above's words
+    )
+
+    p = sub.add_parser("tui", help="open the debugger (the default: pooltui SPEC)")
+    p.add_argument("spec")
 
     p = sub.add_parser("check", help="compile a spec and print a one-line summary")
     p.add_argument("spec")
-
-    p = sub.add_parser("ir", help="print a spec's IR as JSON")
-    p.add_argument("spec")
-    p.add_argument("--rows", action="store_true", help="include every CSV row")
 
     p = sub.add_parser("run", help="simulate headless and print a summary")
     p.add_argument("spec")
@@ -113,8 +139,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("-o", "--output", required=True, metavar="FILE.svg", help="the SVG to write")
 
-    p = sub.add_parser("tui", help="open the debugger (the default)")
+    p = sub.add_parser("ir", help="print a spec's IR as JSON")
     p.add_argument("spec")
+    p.add_argument("--rows", action="store_true", help="include every CSV row")
     return parser
 
 

@@ -23,12 +23,12 @@ def run_tui(spec: str, **run: Any) -> int:
 
     app = PoolApp.from_spec(spec)
     if cannot_read(app):
-        print(app.compile_error, file=sys.stderr)  # one line, as `pooltui check` says it
+        print(said_by_cli(app), file=sys.stderr)  # one line, as `pooltui check` says it
         return 1
     result, said = run_quietly(app, **run)
     if app.compile_error is not None and app.sim is None:
         # Leave the errors on the terminal too, as `pooltui check` prints them.
-        print(app.compile_error, file=sys.stderr)
+        print(said_by_cli(app), file=sys.stderr)
         return 1
     if said is not None:
         print(said, file=sys.stderr)
@@ -39,7 +39,15 @@ def run_tui(spec: str, **run: Any) -> int:
 def cannot_read(app: Any) -> bool:
     """The spec could not even be read (missing, a directory, no permission): nothing for
     the full-screen app to show."""
-    return app.sim is None and str(app.compile_error or "").startswith("pooltui: cannot read")
+    return app.sim is None and str(app.compile_error or "").startswith(
+        f"cannot read '{app.spec}': "
+    )
+
+
+def said_by_cli(app: Any) -> str:
+    """The app's compile errors as `pooltui check` prints them: a spec that cannot be read
+    is a command line's one line, `pooltui: cannot read …` (the app says it without)."""
+    return f"pooltui: {app.compile_error}" if cannot_read(app) else str(app.compile_error)
 
 
 def run_quietly(app: Any, **run: Any) -> tuple[Any, str | None]:
@@ -247,7 +255,7 @@ def run_render(args: argparse.Namespace) -> int:
         return 2
     app = PoolApp.from_spec(args.spec)
     if cannot_read(app):
-        print(app.compile_error, file=sys.stderr)
+        print(said_by_cli(app), file=sys.stderr)
         return 1
     try:
         from pooltui.cli.run import inputs
@@ -303,7 +311,7 @@ def run_render(args: argparse.Namespace) -> int:
         return 1
     if app.sim is None:
         # The screenshot shows the errors; the terminal gets them as `check` prints them.
-        print(app.compile_error, file=sys.stderr)
+        print(said_by_cli(app), file=sys.stderr)
         return 1
     snap = app.snapshot
     where = where_text(snap) if snap is not None else "the start"

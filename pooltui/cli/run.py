@@ -14,8 +14,9 @@ import time
 from collections.abc import Sequence
 from typing import IO, Any
 
+from pooltui.cli.check import compile_or_say
 from pooltui.cli.output import OutputError, atomic_text, check_target, emit, reason
-from pooltui.lang import SpecError, compile_file, render
+from pooltui.lang import render
 from pooltui.lang.ir import Program
 from pooltui.lang.words import count, seconds
 from pooltui.sim import Event, RunSummary, Simulation
@@ -97,14 +98,8 @@ def inputs(spec: str, program: Program | None) -> list[tuple[str, str]]:
 
 
 def run_headless(args: argparse.Namespace) -> int:
-    try:
-        program = compile_file(args.spec)
-    except SpecError as exc:
-        print(exc.render(), file=sys.stderr)
-        print(count(len(exc.diagnostics), "error"), file=sys.stderr)
-        return 1
-    except OSError as exc:
-        print(f"pooltui: cannot read '{args.spec}': {reason(exc)}", file=sys.stderr)
+    program = compile_or_say(args.spec)  # its errors as `pooltui check` says them
+    if program is None:
         return 1
     return headless(args, program)[0]
 

@@ -6,6 +6,7 @@ oversized input, syntax errors and semantic errors all become located diagnostic
 
 from __future__ import annotations
 
+import errno
 import os
 
 from pooltui.lang import ast as A
@@ -26,6 +27,8 @@ def _first(file: str, message: str, source: str = "") -> SpecError:
 def read_spec(path: str) -> bytes:
     """The spec's bytes; OSError when it cannot be read (the CLI words that itself). At most
     one byte past the limit is read, so `/dev/zero` is "too large", not a full memory."""
+    if "\0" in path:  # `open` would raise ValueError: no file is named so
+        raise OSError(errno.EINVAL, "a file name cannot hold a NUL character")
     with open(path, "rb") as f:
         return f.read(MAX_SPEC_BYTES + 1)
 

@@ -106,6 +106,8 @@ def _in_kernel_fs(path: str) -> str | None:
 def open_source(path: str, shown: str, span: Span) -> BinaryIO:
     """The source at `path` opened for binary reading, or a SourceError located at `span`
     (the file name in the spec). `shown` is the name as the spec wrote it."""
+    if "\0" in path:  # no file is named so; `os.stat` would raise ValueError
+        raise _refuse(span, shown_name(shown, 200), "a file name cannot hold a NUL character")
     try:
         st = os.stat(path)
     except OSError as exc:

@@ -8,8 +8,15 @@ from typing import Any
 from pooltui.tui.driver import SimLike
 
 
+def cannot_read(path: str, exc: OSError) -> str:
+    """The spec cannot be read, in the app's words: `pooltui check`'s line without its
+    `pooltui: ` (the app is not a command line; `pooltui SPEC` adds it when it prints it)."""
+    return f"cannot read '{path}': {exc.strerror or exc}"
+
+
 def load_spec(path: str) -> tuple[SimLike | None, str | None]:
-    """(simulation, None) or (None, the errors exactly as `pooltui check` prints them)."""
+    """(simulation, None) or (None, the errors as `pooltui check` prints them; one that
+    cannot be read without the `pooltui: ` of a command line: `cannot_read`)."""
     import os
 
     from pooltui.lang import SpecError
@@ -18,13 +25,13 @@ def load_spec(path: str) -> tuple[SimLike | None, str | None]:
     try:
         data = read_spec(path)
     except OSError as exc:  # one line, as `pooltui check` says it
-        return None, f"pooltui: cannot read '{path}': {exc.strerror or exc}"
+        return None, cannot_read(path, exc)
     try:
         program = compile_bytes(data, path, os.path.dirname(os.path.abspath(path)))
     except SpecError as exc:
         return None, check_text(exc)
     except OSError as exc:
-        return None, f"pooltui: cannot read '{path}': {exc.strerror or exc}"
+        return None, cannot_read(path, exc)
     try:
         from pooltui.sim import Simulation
 

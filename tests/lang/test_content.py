@@ -529,6 +529,15 @@ def test_a_directory_is_refused(tmp_path: Path) -> None:
     )
 
 
+def test_a_nul_in_a_source_name_is_refused(tmp_path: Path) -> None:
+    # No file name holds a NUL byte (the system cannot be asked for one): a located error,
+    # not the internal error `open` raising ValueError was.
+    exc = error_of('session s from "a\x00b.csv" { }', tmp_path)
+    assert [(d.span.line, d.span.col, d.message) for d in exc.diagnostics] == [
+        (1, 16, "cannot read 'a\\u0000b.csv': a file name cannot hold a NUL character")
+    ]
+
+
 def test_devices_and_proc_are_refused(tmp_path: Path) -> None:
     for path, why in [
         ("/dev/zero", "it is a character device"),

@@ -9,6 +9,7 @@ from pathlib import Path
 from textual.widgets import Static
 
 from pooltui.tui.app import PoolApp
+from pooltui.tui.screens import CompileErrorScreen
 from pooltui.tui.widgets.source import SourceView
 from tests.tui.conftest import SIZE, add_breakpoint, keys, settle, submit
 
@@ -113,3 +114,34 @@ async def test_reload_past_the_new_end_stops_at_the_end(tmp_path: Path) -> None:
         assert app.snapshot is not None and app.snapshot.finished
         assert app.snapshot.event_index < end
         assert app.stop is not None and f"no event #{end}" in app.stop
+
+
+async def test_reload_of_a_deleted_spec_says_so_without_the_command_lines_prefix(
+    tmp_path: Path,
+) -> None:
+    # The app is not a command line: what it shows has no `pooltui:` in front (the line
+    # `pooltui SPEC` prints when it cannot even open has).
+    path = spec(tmp_path)
+    app = PoolApp.from_spec(str(path))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        old_sim = app.sim
+        path.unlink()
+        await keys(pilot, "ctrl+r")
+        assert app.sim is old_sim
+        text = details(app)
+        assert f"cannot read '{path}': No such file or directory" in text
+        assert "pooltui:" not in text
+
+
+async def test_the_error_screen_says_a_deleted_spec_without_the_prefix(tmp_path: Path) -> None:
+    path = spec(tmp_path)
+    path.write_text("pool kv { cap 256 256; }\n")
+    app = PoolApp.from_spec(str(path))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, CompileErrorScreen)
+        path.unlink()
+        await keys(pilot, "r")
+        body = str(app.screen.query_one("#error-body", Static).content)
+        assert body == f"cannot read '{path}': No such file or directory"

@@ -1,0 +1,107 @@
+"""The command line's usage messages tell the truth: a wrong option of a command is
+refused with that command's usage (not the top-level one), the top-level usage names every
+command, `tui` (the default: `pooltui SPEC`) too, and no input gives a traceback.
+
+Expectations from README.md (The command line) and argparse's documented exit status 2."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pooltui.cli.main import main
+
+SPEC = str(Path(__file__).parent / "tui" / "specs" / "small.pool")
+
+
+def usage_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> list[str]:
+    """Run `argv`, which must be refused as a usage error (exit 2); stderr's lines."""
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "Traceback" not in err
+    return err.splitlines()
+
+
+@pytest.mark.parametrize(
+    ("argv", "command"),
+    [
+        (["run", SPEC, "--bogus"], "run"),
+        (["run", "--bogus", SPEC], "run"),
+        (["check", SPEC, "--bogus"], "check"),
+        (["ir", SPEC, "--bogus"], "ir"),
+        (["render", SPEC, "-o", "x.svg", "--bogus"], "render"),
+        (["tui", SPEC, "--bogus"], "tui"),
+        ([SPEC, "--bogus"], "tui"),  # `pooltui SPEC` is `pooltui tui SPEC`
+        (["run", SPEC, "extra"], "run"),
+    ],
+)
+def test_a_wrong_option_of_a_command_shows_that_commands_usage(
+    capsys: pytest.CaptureFixture[str], argv: list[str], command: str
+) -> None:
+    lines = usage_error(capsys, argv)
+    assert lines[0].startswith(f"usage: pooltui {command} ")
+    assert lines[-1].startswith(f"pooltui {command}: error: unrecognized arguments: ")
+    assert ("--bogus" if "--bogus" in argv else "extra") in lines[-1]
+
+
+def test_the_top_level_usage_names_every_command_and_the_default(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["--help"])
+    assert info.value.code == 0
+    text = capsys.readouterr().out
+    usage = text.split("\n\n", 1)[0]
+    assert usage.startswith("usage: pooltui ")
+    for command in ("tui", "check", "run", "render", "ir"):
+        assert command in usage, command
+    assert "SPEC" in usage  # `pooltui SPEC` opens the debugger
+    assert "pooltui SPEC" in text  # said in words too
+    lines = usage_error(capsys, ["--bogus"])
+    assert lines[0] == usage.splitlines()[0]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["-"],
+        ["--"],
+        ["--version", "extra"],
+        ["tui"],
+        ["run"],
+        ["run", "--until", "nan", SPEC],
+        ["run", "--events", "0", SPEC],
+        ["render", SPEC],
+        ["render", SPEC, "-o"],
+        ["check", "--", "--bogus"],
+        ["help"],
+        ["run", "\x00"],  # not from a shell, but through main() from Python
+        ["check", "a\x00b"],
+        ["render", "\x00", "-o", "x.svg"],
+    ],
+)
+def test_no_input_gives_a_traceback(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
+    try:
+        code = main(argv)
+    except SystemExit as exc:
+        code = exc.code  # argparse's usage errors and --help
+    out, err = capsys.readouterr()
+    assert code in (0, 1, 2), (code, err)
+    assert "Traceback" not in out + err
+    assert "internal error" not in out + err
+
+
+@pytest.mark.parametrize("command", ["check", "ir", "run", "render"])
+def test_a_spec_that_cannot_be_read_is_one_line_for_every_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    missing = str(tmp_path / "missing.pool")
+    extra = ["-o", str(tmp_path / "x.svg")] if command == "render" else []
+    assert main([command, missing, *extra]) == 1
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == f"pooltui: cannot read '{missing}': No such file or directory\n"
