@@ -316,6 +316,11 @@ class Names:
     sessions: tuple[tuple[str, int], ...] = ()  # (class, how many sessions it has)
     pool_members: tuple[tuple[str, int], ...] = ()  # (pool, members: 1 unless a family)
     stage_members: tuple[tuple[str, int], ...] = ()
+    # The pools that can make each moment only some pools make (`spill`: those that spill;
+    # `spilled`: the tiers spilled into; …) and `sharing`: those whose admissions can share
+    # blocks with another hold. None: not known (no program), nothing refused for them.
+    makes: tuple[tuple[str, tuple[str, ...]], ...] | None = None
+    sharing: tuple[str, ...] | None = None
 
     def known(self) -> bool:
         return bool(self.pools or self.stages or self.classes)
@@ -334,7 +339,87 @@ class Names:
             tuple((c.name, int(c.count)) for c in classes),
             tuple((p.name, int(getattr(p, "count", 1))) for p in pool_decls),
             tuple((s.name, int(getattr(s, "count", 1))) for s in stage_decls),
+            _makes(pool_decls) if program is not None else None,
+            _sharing(classes) if program is not None else None,
         )
+
+
+def _makes(pools: Iterable[Any]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Per moment only some pools make, the pools that can make it (the event's pool)."""
+    spills = tuple(p.name for p in pools if getattr(p, "spill", None) is not None)
+    tiers = tuple(dict.fromkeys(p.spill.tier for p in pools if getattr(p, "spill", None)))
+    reloads = tuple(p.name for p in pools if getattr(p, "reload", None) is not None)
+    return (
+        ("spill", spills),
+        ("spilled", tiers),
+        ("spill-drop", tiers),
+        ("reload", reloads),
+        ("reloaded", reloads),
+    )
+
+
+def _sharing(classes: Iterable[Any]) -> tuple[str, ...]:
+    """The pools whose admissions can hit blocks another hold holds: a hold with `content`
+    (sessions share by it), or one nested in a hold of the same pool (a session's private
+    stream is the same in both). Nothing else makes two holds hold one block."""
+    found: dict[str, None] = {}
+    stack: list[tuple[Any, tuple[str, ...]]] = [
+        (st, ()) for c in classes for st in getattr(c, "body", ())
+    ]
+    while stack:
+        st, outer = stack.pop()
+        ref = getattr(st, "pool", None)
+        name = getattr(ref, "name", None)
+        inner = outer
+        if isinstance(name, str) and hasattr(st, "content"):  # a hold
+            if st.content or name in outer:
+                found[name] = None
+            inner = (*outer, name)
+        for part in ("body", "then", "otherwise"):
+            stack.extend((x, inner) for x in getattr(st, part, ()))
+    return tuple(found)
+
+
+_MAKERS = {  # what a moment's pools do, for its refusal: (in words, whom it names)
+    "spill": ("spills", "does not spill", "the pools that do"),
+    "spilled": ("spills", "nothing spills into", "the pools that are spilled into"),
+    "spill-drop": ("spills", "nothing spills into", "the pools that are spilled into"),
+    "reload": ("reloads", "does not reload", "the pools that do"),
+    "reloaded": ("reloads", "does not reload", "the pools that do"),
+}
+
+
+def _moment_can_fire(bp: Breakpoint, names: Names) -> None:
+    """A moment no pool of the spec makes, or a `shared` above 0 where no block is ever
+    shared, can never fire: refuse it, saying what would make it."""
+    moment = bp.moment or ""
+    base = bp.pool.split("[", 1)[0] if bp.pool is not None else None
+    makers = dict(names.makes or ()).get(moment)
+    if makers is not None:
+        does, does_not, whom = _MAKERS[moment]
+        if not makers:
+            how = (
+                "a pool spills with `spill TIER via LINK (WORK) when (PRED);`"
+                if does == "spills"
+                else "a pool that spills reloads with `reload via LINK (WORK);`"
+            )
+            raise BreakpointError(f"{moment} can never fire: no pool of this spec {does} ({how})")
+        if base is not None and base not in makers:
+            said = f"{does_not} {base}" if does_not.startswith("nothing") else f"{base} {does_not}"
+            raise BreakpointError(
+                f"{moment} pool={bp.pool} can never fire: {said} ({whom}: {', '.join(makers)})"
+            )
+    if names.sharing is None:
+        return
+    pools = names.sharing if base is None else tuple(p for p in names.sharing if p == base)
+    for key, op, value in bp.figures:
+        if key == "shared" and not pools and not _OPS[op](0, value):
+            where = "" if base is None or not names.sharing else f" in {base}"
+            raise BreakpointError(
+                f"shared{op}{number(value)} can never fire: no hold of this spec shares blocks"
+                f"{where}, so shared is always 0 (blocks are shared by `content (…)`, or by a "
+                "session's holds of one pool nested in each other)"
+            )
 
 
 def parsed_again(
@@ -450,6 +535,8 @@ def parse_breakpoint(
                 setattr(bp, _KEYS[key], value)
             else:
                 _narrow_bare(bp, word, names)
+        if names is not None and names.known():
+            _moment_can_fire(bp, names)
     if options:
         _parse_options(options, bp)
     return bp
