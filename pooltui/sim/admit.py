@@ -10,6 +10,7 @@ token rule in `runs`; a hold that reloads from its pool's tiers is planned and s
 
 from __future__ import annotations
 
+from math import inf as INF
 from typing import TYPE_CHECKING, Any
 
 from pooltui.lang.errors import SpecRuntimeError
@@ -123,6 +124,8 @@ def plan_hold(
             raise SpecRuntimeError(
                 f"the reserve is {number(reserve)}, which is negative", stmt.reserve.span
             )
+        if reserve == INF:  # `reserve (inf)` is no reserve (docs/decisions.md)
+            reserve = None
     biggest = max(size, need, reserve if reserve is not None else 0)
     never: str | None = None
     if biggest > p.cap:

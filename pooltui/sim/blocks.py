@@ -186,7 +186,10 @@ def let_go(eng: Engine, sess: Session, h: HoldState) -> tuple[int, list[int]]:
     """Release a hold (or preempt it): each of its blocks' counts goes down; the registered
     ones left at zero become this release's cache entry. Returns (its units, its blocks)."""
     p = eng.s.pools[h.pool]
-    e = p.ledger.release(h.table, eng.s.now, sess.attrs, sess.serial)
+    released = sess.released  # (its entries share it: each now reads this release's)
+    released.clear()
+    released.update(sess.attrs)
+    e = p.ledger.release(h.table, eng.s.now, released, sess.serial)
     h.size = 0
     watch.hold(eng, h)
     if e is None:

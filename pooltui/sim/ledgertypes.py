@@ -85,7 +85,9 @@ class CacheEntry:
         self.block = block
         self.blocks: list[int] = []
         self.last = last  # release time (a reload's touch refreshes it)
-        self.attrs: dict[str, Number] = dict(attrs) if attrs is not None else {}
+        # The session's attributes as of its last release (`Session.released`: shared, not
+        # copied; read by `evict by` and spills once the session has ended).
+        self.attrs: dict[str, Number] = attrs if attrs is not None else {}
         self.serial = serial
         self.spilled = False  # landed from a spill
         # Whose content its blocks hold (the released hold's or the landed one's): block

@@ -80,7 +80,7 @@ def maybe_spill(eng: Engine, p: PoolState, e: CacheEntry, gone: list[Evicted], n
         job.source = eng.s.pools.index(p)
         job.content = content
         job.js = write
-        job.attrs = dict(sess.attrs) if sess is not None else dict(e.attrs)
+        job.attrs = sess.released if sess is not None else e.attrs  # its last release's
         job.serial = sess.serial if sess is not None else e.serial
         eng.s.counters["spills"] += 1
         data: tuple[tuple[str, object], ...] = (("tier", tier.label), ("work", normal(work)))

@@ -122,6 +122,8 @@ def plan(eng: Engine, p: PoolState, h: HoldState, sess: Session, hit: int) -> Re
     reserve: Number | None = None
     if stmt.reserve is not None:
         reserve = _value(eng, stmt.reserve, sess, h, end)
+        if reserve == math.inf:  # no reserve, as on admission (`admit.plan_hold`)
+            reserve = None
     biggest = max(size, need, reserve if reserve is not None and reserve >= 0 else 0)
     if biggest > p.cap or (reserve is not None and (reserve < 0 or max(size, need) > reserve)):
         return None  # the hold would never fit so: it recomputes instead

@@ -134,6 +134,7 @@ class Session:
         "index",
         "name",
         "priv_hi",
+        "released",
         "rng_key",
         "run",
         "serial",
@@ -152,6 +153,10 @@ class Session:
         self.serial = -1
         self.arrived = 0.0
         self.attrs: dict[str, Number] = {}
+        # Its attributes as they were at its last release: one dict, shared by its cache
+        # entries (and its spills' landed ones) and updated in place at each release, so an
+        # ended session's entries all read its last release's (the Pool reference, evict).
+        self.released: dict[str, Number] = {}
         self.frames: list[list[Any]] = []  # [kind, body id, pc, extra]
         self.holds: list[Hold] = []
         self.run: Run | None = None
