@@ -88,7 +88,8 @@ def child_run(spec: str, flags: list[str], events: int | None) -> dict[str, Any]
 def child_debugger(spec: str, events: int | None, invariants: bool = True) -> dict[str, Any]:
     from pooltui.lang import compile_file
     from pooltui.sim import Simulation
-    from pooltui.tui.driver import Command, Controller
+    from pooltui.tui.commands import Command
+    from pooltui.tui.driver import Controller
 
     program = compile_file(spec)
     sim = Simulation(program, invariants=invariants)

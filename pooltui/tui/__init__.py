@@ -1,8 +1,8 @@
 """The debugger: a Textual app over `pooltui.sim.Simulation`.
 
 The app never drives the simulator from the UI thread: a single worker thread owns it
-(`driver.Controller`) and posts immutable snapshots back (`driver.Frame`).
-`pooltui.tui.breakpoints` and `pooltui.tui.driver` import no Textual.
+(`driver.Controller`) and posts immutable snapshots back (`commands.Frame`).
+`pooltui.tui.breakpoints`, `commands` and `driver` import no Textual.
 """
 
 import os

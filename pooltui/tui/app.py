@@ -2,9 +2,10 @@
 
 Threading: one worker thread (`_sim_worker`) owns the simulation through `Controller`;
 the UI sends it `Command`s on a queue and gets back `SimFrame` messages carrying immutable
-`Frame`s (a `Snapshot`, new events, watch values, why it stopped). Nothing else crosses.
-A new command bumps the controller's `interrupt_gen`, so a long run stops between two
-steps and a key answers at once.
+`Frame`s (a `Snapshot`, new events, watch values, why it stopped); breakpoints and watches
+changed while a command runs go to it as frozen copies (`Controller.follow`). Nothing else
+crosses. A new command bumps the controller's `interrupt_gen`, so a long run stops between
+two steps and a key answers at once.
 
 Screens and widgets talk to the app only by messages (`pooltui.tui.messages`); the app
 shows a frame by setting the widgets' reactives. A handler that fails is recorded in
@@ -33,6 +34,7 @@ from textual.worker import get_current_worker
 from pooltui.sim.snapshot import Snapshot
 from pooltui.tui.breakpoints import Breakpoint, BreakpointSet, Names, parse_breakpoint, parsed_again
 from pooltui.tui.colors import Palette, palette_from_theme
+from pooltui.tui.commands import FOLLOWS, LONG, Change, Command, Frame, WatchValue
 from pooltui.tui.debugger import DebuggerScreen, help_groups
 from pooltui.tui.details import (
     HALTS,
@@ -45,7 +47,7 @@ from pooltui.tui.details import (
     start_failure,
     status_fields,
 )
-from pooltui.tui.driver import LONG, Command, Controller, Frame, SimLike, WatchValue
+from pooltui.tui.driver import Controller, SimLike
 from pooltui.tui.loading import load_spec
 from pooltui.tui.messages import (
     BreakpointsChanged,
@@ -116,6 +118,7 @@ class PoolApp(App[int]):
         self._commands: queue.Queue[Command | None] = queue.Queue()
         self._seq = 0
         self._issued = 0
+        self._issued_kind = ""  # the last command's kind (what a change while it runs is for)
         self._applied = 0
         self.snapshot: Snapshot | None = None
         self.stop: str | None = None
@@ -316,7 +319,7 @@ class PoolApp(App[int]):
         if kind == "run":
             kwargs["rate"] = float(self.rate)
         cmd = Command(kind, seq=self._seq, gen=self.controller.interrupt_gen, **kwargs)
-        self._issued = self._seq
+        self._issued, self._issued_kind = self._seq, kind
         self.running = kind in LONG
         self._failed = False
         self._commands.put(cmd)
@@ -512,7 +515,9 @@ class PoolApp(App[int]):
                         note += f"; it has no event #{self._reload_target} now (it ends at #{at})"
                     self.stop = f"{note} — {frame.stop}" if frame.stop else note
             if frame.breakpoints is not None:
-                self._merge_hits(frame.breakpoints)
+                self.breakpoints.take_hits(frame.breakpoints)
+            if frame.seq >= self._issued and self._watches_missed(frame):
+                self.send("watches", watches=tuple(self.watches))
         elif not self._failed:
             self.stop = None
         self.watch_values = frame.watches
@@ -558,13 +563,10 @@ class PoolApp(App[int]):
         if self.debugger is not None:
             self.debugger.running = running
 
-    def _merge_hits(self, ran: BreakpointSet) -> None:
-        for bp in ran:
-            mine = self.breakpoints.get(bp.id)
-            if mine is not None:
-                mine.hits = bp.hits
-                if mine.one_shot and not bp.enabled:
-                    mine.enabled = False
+    def _watches_missed(self, frame: Frame) -> bool:
+        """The run ended before it took watches changed while it ran (`watches_changed`)."""
+        shown = [w.text for w in frame.watches]
+        return not frame.look and shown != [text for text, _ in self.watches]
 
     # ----------------------------------------------------------------- status, details
     def _refresh_status(self) -> None:
@@ -670,10 +672,18 @@ class PoolApp(App[int]):
         return parse_breakpoint(text, self.names(), self.compile_expression)
 
     def breakpoints_changed(self) -> None:
+        # A run going on follows them from its next step (it started with a copy of them).
+        if self.running and self._issued_kind in FOLLOWS and self.controller is not None:
+            self.controller.follow(Change(self._issued, breakpoints=self.breakpoints.frozen()))
         self._refresh_status()
 
     def watches_changed(self) -> None:
-        self.send("watches", watches=tuple(self.watches))
+        # A run going on shows them from its next frame, without stopping.
+        watches = tuple(self.watches)
+        if self.running and self.controller is not None:
+            self.controller.follow(Change(self._issued, watches=watches))
+        else:
+            self.send("watches", watches=watches)
         if self.debugger is not None and self.debugger.is_mounted:
             self.debugger.query_one(TabbedContent).active = "watches"
 

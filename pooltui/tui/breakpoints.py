@@ -196,7 +196,8 @@ class BreakpointSet:
     """The breakpoints of one debugging session, in the order they were added.
 
     The worker that runs the simulation works on a `copy()` and hands it back with the hit
-    counts, so the UI thread and the worker never share one."""
+    counts, so the UI thread and the worker never share one; a change while it runs reaches
+    it as `frozen()` copies, which it `follow`s."""
 
     items: list[Breakpoint] = field(default_factory=list)
     next_id: int = 1
@@ -219,6 +220,35 @@ class BreakpointSet:
     def copy(self) -> BreakpointSet:
         return BreakpointSet([replace(b) for b in self.items], self.next_id, {})
 
+    def frozen(self) -> tuple[Breakpoint, ...]:
+        """The breakpoints as they are now, for a run in another thread (`follow`): copies
+        that no one changes (the run copies them again to count its hits)."""
+        return tuple(replace(b) for b in self.items)
+
+    def follow(self, now: Sequence[Breakpoint], evaluate: Evaluate | None) -> str | None:
+        """A run's set takes the breakpoints as the user has them `now` (added, deleted,
+        enabled, disabled, options changed while it runs), each keeping the hits this run
+        counted. A condition active now and not before is evaluated at the current state
+        (with `evaluate`), so it stops where it *becomes* true from here; an error doing so
+        is said as `prime` says it."""
+        counted = {b.id: b.hits for b in self.items}
+        was_active = {b.id for b in self.active()}
+        self.items = [replace(b, hits=counted.get(b.id, b.hits)) for b in now]
+        active = self.active()
+        self._last = {b.id: self._last[b.id] for b in active if b.id in self._last}
+        if evaluate is None:
+            return None
+        return self._prime(evaluate, [b for b in active if b.id not in was_active])
+
+    def take_hits(self, ran: BreakpointSet) -> None:
+        """A run's copy handed back: its hit counts, and the one-shots it disabled."""
+        for bp in ran:
+            mine = self.get(bp.id)
+            if mine is not None:
+                mine.hits = bp.hits
+                if mine.one_shot and not bp.enabled:
+                    mine.enabled = False
+
     def __len__(self) -> int:
         return len(self.items)
 
@@ -230,7 +260,10 @@ class BreakpointSet:
 
     def prime(self, evaluate: Evaluate) -> str | None:
         """Evaluate the condition breakpoints at the current state (before a run)."""
-        for bp in self.active():
+        return self._prime(evaluate, self.active())
+
+    def _prime(self, evaluate: Evaluate, breakpoints: Iterable[Breakpoint]) -> str | None:
+        for bp in breakpoints:
             if bp.kind == "condition":
                 try:
                     self._last[bp.id] = truthy(evaluate(bp.expr))

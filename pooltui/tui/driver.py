@@ -7,6 +7,9 @@ events the UI has not seen yet. The UI never touches the simulation itself.
 Long commands (continue, reverse continue, run, goto) watch `interrupt_gen`: any later
 command (or pause) bumps it and the run stops between two steps (a continue with no
 breakpoint goes in batches of events sized to take about a millisecond, `BATCH_SECONDS`).
+Between the same two steps a run takes the `Change`s the UI posted meanwhile
+(`Controller.follow`): the breakpoints and watches as the user has them now, immutable
+copies, so a run follows them from the next event it checks without being stopped.
 Frames of a long run are posted at most every `FRAME_INTERVAL` seconds, only when the
 screen has shown the last one, and only between two actions, where the state is the
 simulation's own (a state inside an action is a replay from a checkpoint). A frame carries
@@ -17,23 +20,24 @@ from __future__ import annotations
 
 import bisect
 import math
+import queue
 import time as _time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from pooltui.lang.errors import render as render_diagnostic
-from pooltui.lang.words import number, seconds
+from pooltui.lang.words import seconds
 from pooltui.sim.events import Event
 from pooltui.sim.snapshot import Shown, Snapshot, Violation
-from pooltui.tui.breakpoints import BreakpointSet, Hit, expression_error, truthy
+from pooltui.tui.breakpoints import Breakpoint, BreakpointSet, Hit, expression_error, truthy
+from pooltui.tui.commands import FOLLOWS, LONG, Change, Command, Frame, Number, WatchValue
 
 SAMPLES = 1024  # the timeline's samples: about this many over the run so far
 FRAME_INTERVAL = 0.05  # at most ~20 frames a second while running
 FRAME_SHARE = 9  # frames (built and drawn) take at most 1/(1+FRAME_SHARE) of a run
 BATCH_SECONDS = 0.001  # a continue checks for a pause about this often
 MAX_BATCH = 1 << 16
-Number = int | float
 
 
 class SimLike(Protocol):
@@ -65,65 +69,6 @@ class SimLike(Protocol):
     def violation(self) -> Violation | None: ...
 
 
-# --------------------------------------------------------------------------- commands
-
-
-@dataclass(frozen=True)
-class Command:
-    kind: str  # step | iteration | back | continue | reverse | goto | goto_time | run | refresh | watches | look
-    seq: int = 0
-    gen: int = 0
-    index: int = 0  # goto
-    time: float = 0.0  # goto_time
-    rate: float = 10.0  # run: events per second
-    breakpoints: BreakpointSet | None = None  # continue / reverse / run: a private copy
-    watches: tuple[tuple[str, Any], ...] = ()  # watches: (text, compiled expr)
-    what: str = ""  # find: what is looked for, in words ("preempt of chat[3]")
-
-
-LONG = ("continue", "reverse", "goto", "goto_time", "run", "find")
-
-
-@dataclass(frozen=True)
-class WatchValue:
-    text: str
-    value: Number | None
-    error: str | None = None  # `LINE:COL: MESSAGE` (`breakpoints.expression_error`)
-    changed: bool = False
-    caret: tuple[int, int] | None = None  # the error's columns in `text`, from 1, end excluded
-
-    def shown(self) -> str:
-        if self.error is not None:
-            return f"error: {self.error}"
-        return number(self.value, 6, none="?")
-
-
-@dataclass(frozen=True)
-class Frame:
-    """What the UI shows after (or during) a command. Immutable: crosses threads."""
-
-    seq: int
-    final: bool  # the command is done (a run posts non-final frames while it goes)
-    snapshot: Snapshot
-    events_from: int  # the first event the UI has not been sent before
-    events: Sequence[Event]  # the whole log so far, an immutable view (no copies)
-    watches: tuple[WatchValue, ...]
-    running: bool
-    stop: str | None = None  # what stopped it, in words
-    stop_kind: str | None = (
-        None  # breakpoint | violation | halt | error | end | pause | goal | start
-    )
-    breakpoints: BreakpointSet | None = None  # the run's copy, with hit counts
-    error_text: str | None = None  # a runtime error of the spec, located, as `check` renders
-    samples: tuple[tuple[float, float], ...] = ()  # (time, sample_expr's value) since the last
-    look: bool = False  # the state shown again, with other sessions' views (`look`)
-
-    @property
-    def new_events(self) -> tuple[Event, ...]:
-        """The events the UI has not been sent before (built now: for tests and tools)."""
-        return tuple(self.events[self.events_from :])
-
-
 @dataclass
 class Controller:
     """Owns the simulation. Only the worker thread calls `execute`."""
@@ -133,7 +78,11 @@ class Controller:
     run_rate: float = 10.0  # set by the UI thread; a run at a speed follows it at once
     _known: int = 0  # events the UI has been sent
     _watches: tuple[tuple[str, Any], ...] = ()
+    _watches_seq: int = 0  # the command or change that set them
     _watch_prev: dict[str, Number | None] = field(default_factory=dict)
+    # Filled by the UI thread (`follow`), emptied by the worker between two steps.
+    _changes: queue.SimpleQueue[Change] = field(default_factory=queue.SimpleQueue)
+    _breakpoints_now: tuple[Breakpoint, ...] | None = None  # taken, for the run to follow
     ui_ready: Callable[[], bool] = lambda: True  # the UI has shown every frame posted
     ui_cost: Callable[[], float] = lambda: 0.0  # the UI's CPU seconds per frame shown
     _frame_cost: float = 0.0  # CPU seconds the last progress frame took to build
@@ -272,13 +221,46 @@ class Controller:
 
     def _interrupted(self, cmd: Command) -> bool:
         """Called between two steps (or batches) of every long loop. The UI thread gets
-        the GIL by Python's own switching (the app shortens its interval while it runs)."""
+        the GIL by Python's own switching (the app shortens its interval while it runs).
+        The changes posted meanwhile are taken here too."""
         now, cpu = _time.perf_counter(), _time.thread_time()
         if self._last_check:
             self.longest_gap = max(self.longest_gap, now - self._last_check)
             self.longest_gap_cpu = max(self.longest_gap_cpu, cpu - self._last_check_cpu)
         self._last_check, self._last_check_cpu = now, cpu
+        if not self._changes.empty():
+            self._take_changes(cmd)
         return self.interrupt_gen != cmd.gen
+
+    def follow(self, change: Change) -> None:
+        """Called by the UI thread: a change for the command running now, which takes it
+        between two steps (the only way anything reaches a run once it has started)."""
+        self._changes.put(change)
+
+    def _take_changes(self, cmd: Command) -> None:
+        while True:
+            try:
+                change = self._changes.get_nowait()
+            except queue.Empty:
+                return
+            if change.watches is not None and change.seq >= self._watches_seq:
+                self._set_watches(change.watches, change.seq)
+            if change.breakpoints is not None and change.seq == cmd.seq and cmd.kind in FOLLOWS:
+                self._breakpoints_now = change.breakpoints  # the run takes it at its next step
+
+    def _follow_breakpoints(self, bps: BreakpointSet, *, prime: bool = True) -> str | None:
+        """The run's breakpoints become the user's as they are now (`_breakpoints_now`);
+        what `BreakpointSet.follow` says of a condition it cannot evaluate."""
+        now, self._breakpoints_now = self._breakpoints_now, None
+        assert now is not None
+        return bps.follow(now, self.sim.evaluate if prime else None)
+
+    def _probe(self, bps: BreakpointSet | None) -> None:
+        """The simulation evaluates the run's conditions as each event happens (`probe`),
+        rather than the state being replayed inside an action after each step."""
+        probe = getattr(self.sim, "probe", None)
+        if probe is not None:
+            probe([b.expr for b in bps.active() if b.kind == "condition"] if bps else ())
 
     def _begin(self) -> None:
         """A long command starts: the time between pause checks is counted from here."""
@@ -291,6 +273,7 @@ class Controller:
     def execute(self, cmd: Command, post: Callable[[Frame], None]) -> None:
         handler = getattr(self, f"_do_{cmd.kind}")
         long = cmd.kind in LONG
+        self._breakpoints_now = None  # taken for a run before this one
         if long:
             self._begin()
             # A pause gives up a checkpoint half-written (it is taken at a later move)
@@ -317,10 +300,16 @@ class Controller:
         post(self.frame(cmd, stop=stop, stop_kind=stop_kind, look=True))
 
     def _do_watches(self, cmd: Command, post: Callable[[Frame], None]) -> None:
-        self._watches = cmd.watches
-        keep = {text for text, _ in cmd.watches}
+        """New watches: the state shown again with them, saying what the last frame said
+        (nothing moved, so why it stopped there still holds)."""
+        self._set_watches(cmd.watches, cmd.seq)
+        stop, stop_kind, _ = self._last_final
+        post(self.frame(cmd, stop=stop, stop_kind=stop_kind))
+
+    def _set_watches(self, watches: tuple[tuple[str, Any], ...], seq: int) -> None:
+        self._watches, self._watches_seq = watches, seq
+        keep = {text for text, _ in watches}
         self._watch_prev = {k: v for k, v in self._watch_prev.items() if k in keep}
-        post(self.frame(cmd))
 
     def _do_step(self, cmd: Command, post: Callable[[Frame], None]) -> None:
         event = self.sim.step()
@@ -444,46 +433,53 @@ class Controller:
         if problem is not None:
             post(self.frame(cmd, stop=problem, stop_kind="breakpoint", bps=bps))
             return
-        if rate is None and not bps.active():
-            self._forward_free(cmd, post, bps)
-            return
-        # Conditions are evaluated by the simulation as each event happens (`probe`), not
-        # by replaying the state inside an action after each step.
-        probe = getattr(sim, "probe", None)
-        conditions = [b.expr for b in bps.active() if b.kind == "condition"]
-        if probe is not None and conditions:
-            probe(conditions)
+        # Each way goes on in the other when the breakpoints change while it runs: every
+        # event checked while one is active, in batches while none is (a continue).
         try:
-            self._forward_steps(cmd, post, bps, rate)
+            while (
+                self._forward_free(cmd, post, bps)
+                if rate is None and not bps.active()
+                else self._forward_steps(cmd, post, bps, rate)
+            ):
+                pass
         finally:
-            if probe is not None and conditions:
-                probe(())
+            self._probe(None)
 
     def _forward_steps(
         self, cmd: Command, post: Callable[[Frame], None], bps: BreakpointSet, rate: float | None
-    ) -> None:
+    ) -> bool:
+        """Event by event, each checked; True: on in batches (no breakpoint active now)."""
         sim = self.sim
         last_post = _time.monotonic()
         started = last_post
         steps = 0
+        self._probe(bps)
         while True:
             if self._interrupted(cmd):
                 post(self.frame(cmd, stop="paused", stop_kind="pause", bps=bps))
-                return
+                return False
+            if self._breakpoints_now is not None:
+                problem = self._follow_breakpoints(bps)
+                if problem is not None:
+                    post(self.frame(cmd, stop=problem, stop_kind="breakpoint", bps=bps))
+                    return False
+                if rate is None and not bps.active():
+                    return True
+                self._probe(bps)
             prev_time = sim.time
             event = sim.step()
             if event is None:
                 post(self.frame(cmd, stop="end of the simulation", stop_kind="end", bps=bps))
-                return
+                return False
             steps += 1
             self._sample()
             if sim.halted:
                 post(self.frame(cmd, bps=bps))
-                return
+                return False
             hit: Hit | None = bps.check(event, prev_time, sim.evaluate)
             if hit is not None:
                 post(self.frame(cmd, stop=hit.describe(), stop_kind="breakpoint", bps=bps))
-                return
+                return False
             if rate is None:
                 last_post = self._maybe_progress(cmd, post, last_post)
                 continue
@@ -503,22 +499,30 @@ class Controller:
 
     def _forward_free(
         self, cmd: Command, post: Callable[[Frame], None], bps: BreakpointSet
-    ) -> None:
+    ) -> bool:
         """Continue with no breakpoint: nothing looks at each event, so the simulation goes
-        in batches of whole actions, and no `Event` is made."""
+        in batches of whole actions, and no `Event` is made. True: on event by event (a
+        breakpoint became active while it ran), from the end of an action."""
         sim = self.sim
         last_post = _time.monotonic()
         batch = _Batch()
         while True:
             if self._interrupted(cmd):
                 post(self.frame(cmd, stop="paused", stop_kind="pause", bps=bps))
-                return
+                return False
+            if self._breakpoints_now is not None:
+                problem = self._follow_breakpoints(bps)
+                if problem is not None:
+                    post(self.frame(cmd, stop=problem, stop_kind="breakpoint", bps=bps))
+                    return False
+                if bps.active():
+                    return True
             if not batch.skip(sim, batch.size, whole=True, each=self._sample):
                 post(self.frame(cmd, stop="end of the simulation", stop_kind="end", bps=bps))
-                return
+                return False
             if sim.halted:
                 post(self.frame(cmd, bps=bps))
-                return
+                return False
             # Always at the end of an action: inside the recorded log (after going back),
             # the state there is the last one shown carried forward, not a long replay.
             last_post = self._maybe_progress(cmd, post, last_post, anywhere=True)
@@ -563,6 +567,10 @@ class Controller:
             if self._interrupted(cmd):
                 post(self.frame(cmd, stop="paused", stop_kind="pause", bps=bps))
                 return
+            if self._breakpoints_now is not None:  # changed while it runs: from here on
+                self._follow_breakpoints(bps, prime=False)  # conditions: `conds`, below
+                conds = self._conditions_back(bps)
+                after = conds(index)
             event = events[index]
             sim.back()
             before = conds(index - 1)

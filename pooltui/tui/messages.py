@@ -19,7 +19,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import Static
 
-from pooltui.tui.driver import Frame
+from pooltui.tui.commands import Frame
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -143,3 +143,39 @@ def test_copy_is_independent() -> None:
     other.items[0].hits = 5
     assert bps.items[0].hits == 0
     assert bps.add(Breakpoint(0, "moment", moment="end")).id == 2
+
+
+def test_a_runs_copy_follows_the_breakpoints_as_they_are_now() -> None:
+    """A run's copy takes the user's breakpoints as they are now, while it runs: the hits
+    it counted kept, a condition new to it true only once it *becomes* true from here."""
+    user = BreakpointSet()
+    user.add(Breakpoint(0, "moment", moment="arrive"))
+    run = user.copy()
+    state = {"x": 1}
+    assert run.prime(lambda e: state["x"]) is None
+    assert run.check(ev("arrive", 0), 0.0, lambda e: state["x"]) is not None
+    user.add(Breakpoint(0, "condition", condition="x", expr="x"))  # true already
+    user.items[0].ignore = 5
+    assert run.follow(user.frozen(), lambda e: state["x"]) is None
+    assert [(b.id, b.hits, b.ignore) for b in run] == [(1, 1, 5), (2, 0, 0)]
+    assert run.check(ev("release", 1), 0.0, lambda e: state["x"]) is None  # still true
+    state["x"] = 0
+    assert run.check(ev("release", 2), 0.0, lambda e: state["x"]) is None
+    state["x"] = 1
+    hit = run.check(ev("release", 3), 0.0, lambda e: state["x"])
+    assert hit is not None and hit.breakpoint.id == 2
+    # What the user holds is not the run's: neither its hits nor its objects.
+    assert [b.hits for b in user] == [0, 0]
+    assert all(a is not b for a, b in zip(run, user, strict=True))
+
+
+def test_a_condition_that_fails_when_followed_says_so() -> None:
+    user = BreakpointSet()
+    run = user.copy()
+    user.add(Breakpoint(0, "condition", condition="1/0", expr="boom"))
+
+    def evaluate(expr: Any) -> float:
+        raise ZeroDivisionError("division by zero")
+
+    said = run.follow(user.frozen(), evaluate)
+    assert said == "breakpoint #1 (if 1/0): error: division by zero"

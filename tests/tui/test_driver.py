@@ -14,7 +14,8 @@ import pytest
 
 from pooltui.tui import driver
 from pooltui.tui.breakpoints import Breakpoint, BreakpointSet
-from pooltui.tui.driver import Command, Controller, Frame, parse_goto
+from pooltui.tui.commands import Change, Command, Frame
+from pooltui.tui.driver import Controller, parse_goto
 from tests.tui.fakesim import FakeSim, fake_compile_condition
 
 
@@ -260,3 +261,24 @@ def test_a_look_shows_the_state_again_saying_what_was_said() -> None:
     assert look.seq == 3 and look.snapshot.event_index == went.snapshot.event_index == 3
     assert (look.stop, look.stop_kind, look.watches) == (went.stop, went.stop_kind, went.watches)
     assert look.stop == "went to event #3"
+
+
+@pytest.mark.parametrize(("seq", "stop"), [(1, 43), (0, 83)])
+def test_a_continue_follows_the_breakpoints_posted_while_it_runs(seq: int, stop: int) -> None:
+    """A breakpoint posted as the run (seq 1) goes by event 10 stops it at the first evict
+    after (43); one posted for another run (seq 0, over) is not taken: on to the end."""
+    sim = FakeSim()
+    c = Controller(sim)
+    user = BreakpointSet()
+    user.add(Breakpoint(0, "moment", moment="evict"))
+    step = sim.step
+
+    def posting_step() -> Any:
+        if sim.cursor == 10:
+            c.follow(Change(seq, breakpoints=user.frozen()))
+        return step()
+
+    sim.step = posting_step  # type: ignore[method-assign]
+    frames = run(c, Command("continue", seq=1, gen=c.interrupt_gen, breakpoints=BreakpointSet()))
+    assert frames[-1].final and frames[-1].snapshot.event_index == stop
+    assert frames[-1].stop_kind == ("breakpoint" if seq == 1 else "end")

@@ -19,7 +19,8 @@ from pooltui.sim import Event, Simulation
 from pooltui.tui import driver
 from pooltui.tui.app import PoolApp
 from pooltui.tui.breakpoints import Breakpoint, BreakpointSet
-from pooltui.tui.driver import Command, Controller, Frame
+from pooltui.tui.commands import Command, Frame
+from pooltui.tui.driver import Controller
 from pooltui.tui.widgets.eventlog import EventLog
 from pooltui.tui.widgets.statictext import set_text
 from pooltui.tui.widgets.timeline import Timeline

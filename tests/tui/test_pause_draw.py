@@ -25,7 +25,7 @@ from textual.widgets import Static, TabbedContent, TabPane
 from pooltui.lang.ir import Span
 from pooltui.tui.app import PoolApp
 from pooltui.tui.colors import Palette
-from pooltui.tui.driver import Frame
+from pooltui.tui.commands import Frame
 from pooltui.tui.messages import SimFrame
 from pooltui.tui.pacing import Pacing
 from pooltui.tui.widgets.panels import PoolCard, PoolsPanel, QueuePanel, StagesPanel

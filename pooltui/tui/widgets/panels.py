@@ -33,7 +33,7 @@ from pooltui.sim.snapshot import (
     Violation,
 )
 from pooltui.tui.colors import Palette, on, rank_glyph, session_hex
-from pooltui.tui.driver import WatchValue
+from pooltui.tui.commands import WatchValue
 from pooltui.tui.messages import QueueShown, SafeRender, guarded, guarded_compose
 from pooltui.tui.widgets import sharing
 from pooltui.tui.widgets.blockmap import BlockMapView, map_marks
