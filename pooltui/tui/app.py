@@ -497,7 +497,8 @@ class PoolApp(App[int]):
         screen = self.debugger
         run_frame = self.running  # a run's frame, its last one included
         self.snapshot = frame.snapshot
-        self.ended = self.ended or frame.snapshot.finished or bool(frame.snapshot.halted)
+        snap = frame.snapshot
+        self.ended = self.ended or frame.ended or snap.finished or bool(snap.halted)
         self.frames_applied += 1
         if frame.final:
             self._applied = max(self._applied, frame.seq)

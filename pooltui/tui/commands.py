@@ -79,6 +79,7 @@ class Frame:
     error_text: str | None = None  # a runtime error of the spec, located, as `check` renders
     samples: tuple[tuple[float, float], ...] = ()  # (time, sample_expr's value) since the last
     look: bool = False  # the state shown again, with other sessions' views (`look`)
+    ended: bool = False  # a search ran it to its end, then went back (the snapshot says not)
 
     @property
     def new_events(self) -> tuple[Event, ...]:

@@ -83,6 +83,8 @@ class Controller:
     # Filled by the UI thread (`follow`), emptied by the worker between two steps.
     _changes: queue.SimpleQueue[Change] = field(default_factory=queue.SimpleQueue)
     _breakpoints_now: tuple[Breakpoint, ...] | None = None  # taken, for the run to follow
+    _find_from: int = -1  # where a search (`find`) began
+    _ended: bool = False  # a search ran to the end, then went back to where it began
     ui_ready: Callable[[], bool] = lambda: True  # the UI has shown every frame posted
     ui_cost: Callable[[], float] = lambda: 0.0  # the UI's CPU seconds per frame shown
     _frame_cost: float = 0.0  # CPU seconds the last progress frame took to build
@@ -217,6 +219,7 @@ class Controller:
             error_text=error_text,
             samples=samples,
             look=look,
+            ended=self._ended,
         )
 
     def _interrupted(self, cmd: Command) -> bool:
@@ -469,7 +472,7 @@ class Controller:
             prev_time = sim.time
             event = sim.step()
             if event is None:
-                post(self.frame(cmd, stop="end of the simulation", stop_kind="end", bps=bps))
+                self._ran_out(cmd, post, bps, forward=True)
                 return False
             steps += 1
             self._sample()
@@ -532,6 +535,9 @@ class Controller:
         private set: the user's breakpoints neither stop it nor count its hits)."""
         forward = cmd.index >= 0
         word = "next" if forward else "previous"
+        # Where it was: a search that finds nothing comes back here (`_ran_out`), rather
+        # than leave the user at the end (or the start) of a long run.
+        self._find_from = origin = self.sim.cursor
 
         def found(frame: Frame) -> None:
             if frame.final:
@@ -541,9 +547,12 @@ class Controller:
                         frame, stop=f"{word} {cmd.what}: event #{index}", stop_kind="goal"
                     )
                 elif frame.stop_kind in ("end", "start", None, "goal"):
-                    where = "after this event" if forward else "before this event"
+                    where = f"#{origin}" if origin >= 0 else "the start"
+                    side = "after" if forward else "before"
                     frame = replace(
-                        frame, stop=f"no {cmd.what} {where}", stop_kind=frame.stop_kind or "end"
+                        frame,
+                        stop=f"no {cmd.what} {side} {where}",
+                        stop_kind=frame.stop_kind or "end",
                     )
                 frame = replace(frame, breakpoints=None)
             post(frame)
@@ -584,7 +593,22 @@ class Controller:
             index -= 1
             # Off the frontier a frame's state is a replay: spaced out by its cost.
             last_post = self._maybe_progress(cmd, post, last_post, anywhere=True)
-        post(self.frame(cmd, stop="at the start", stop_kind="start", bps=bps))
+        self._ran_out(cmd, post, bps, forward=False)
+
+    def _ran_out(
+        self, cmd: Command, post: Callable[[Frame], None], bps: BreakpointSet, *, forward: bool
+    ) -> None:
+        """Nothing stopped a run before the end (forwards) or the first event (backwards).
+        A search (`find`) goes back to where it began; its wrapper says what it missed."""
+        sim = self.sim
+        if cmd.kind == "find":
+            self._ended = self._ended or forward
+            sim.goto(self._find_from)
+            post(self.frame(cmd, stop_kind="end" if forward else "start", bps=bps))
+        elif forward:
+            post(self.frame(cmd, stop="end of the simulation", stop_kind="end", bps=bps))
+        else:
+            post(self.frame(cmd, stop="at the start", stop_kind="start", bps=bps))
 
     def _conditions_back(self, bps: BreakpointSet) -> Callable[[int], dict[int, bool]]:
         """For reverse continue: the conditions' truth right after event i (-1: the start),

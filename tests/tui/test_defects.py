@@ -175,7 +175,7 @@ async def test_a_moment_key_typed_as_its_box_opens_names_the_moment() -> None:
         # `p` names preempt here (the fake never preempts): no step back, no box left open.
         await typed_at_once(app, pilot, "left_square_bracket", "p")
         assert app.screen is app.debugger
-        assert app.stop == "no preempt before this event"
+        assert app.stop == "no preempt before #43"
 
 
 async def test_a_breakpoint_typed_as_its_box_opens_is_added() -> None:

@@ -35,9 +35,8 @@ async def test_bracket_then_a_moment_key_goes_to_the_next_and_previous_one() -> 
         assert at(app) == EVICTS[1]
         await keys(pilot, "left_square_bracket", "e")
         assert at(app) == EVICTS[0]
-        await keys(pilot, "left_square_bracket", "e")
-        assert at(app) == EVICTS[0] - 1 or app.stop == "no evict before this event"
-        assert "no evict before this event" in str(app.stop)
+        await keys(pilot, "left_square_bracket", "e")  # none before: it stays
+        assert at(app) == EVICTS[0] and app.stop == f"no evict before #{EVICTS[0]}"
 
 
 async def test_no_more_of_a_moment_says_so() -> None:
@@ -45,8 +44,35 @@ async def test_no_more_of_a_moment_says_so() -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await keys(pilot, "right_square_bracket", "p")  # the fake never preempts
-        assert app.stop == "no preempt after this event"
-        assert app.snapshot is not None and app.snapshot.finished
+        assert app.stop == "no preempt after the start"
+        assert at(app) == -1  # where it was
+
+
+async def test_a_search_that_finds_nothing_stays_where_it_was() -> None:
+    """`]` or `[` with no such event on that side: the same event as before (not the end
+    or the start the search ran to, on a long trace a long way off), and the status says
+    what is not there, from where."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.send("goto", index=50)
+        await settle(pilot)
+        await keys(pilot, "right_square_bracket", "s")  # the fake never spills
+        assert at(app) == 50 and app.stop == "no spill after #50"
+        # It ran to the end to know: the status counts every event, not "so far".
+        assert "event #50 of 84 ·" in str(app.screen.query_one("#status", Static).content)
+        await keys(pilot, "left_square_bracket", "s")
+        assert at(app) == 50 and app.stop == "no spill before #50"
+        await keys(pilot, "right_square_bracket", "p")  # nor preempts, the run known now
+        assert at(app) == 50 and app.stop == "no preempt after #50"
+        app.send("goto", index=EVICTS[-1] + 1)
+        await settle(pilot)
+        await keys(pilot, "right_square_bracket", "e")
+        assert at(app) == EVICTS[-1] + 1 and app.stop == f"no evict after #{EVICTS[-1] + 1}"
+        app.send("goto", index=EVICTS[0] - 1)
+        await settle(pilot)
+        await keys(pilot, "left_square_bracket", "e")
+        assert at(app) == EVICTS[0] - 1 and app.stop == f"no evict before #{EVICTS[0] - 1}"
 
 
 async def test_next_event_of_the_current_session() -> None:

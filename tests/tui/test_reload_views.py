@@ -132,7 +132,7 @@ async def test_the_debugger_finds_reloads_and_stops_on_them(tmp_path: Path) -> N
         assert app.snapshot is not None and app.snapshot.event_index == reload
         assert app.stop == f"next reload: event #{reload}"
         await keys(pilot, "right_square_bracket", "l")
-        assert app.stop == "no reload after this event"
+        assert app.stop == f"no reload after #{reload}"
         app.send("goto", index=0)
         await settle(pilot)
         await add_breakpoint(pilot, "reloaded pool=hbm")
