@@ -512,8 +512,9 @@ class PoolApp(App[int]):
                 if self._reload_note and frame.seq >= self._issued:
                     note, self._reload_note = self._reload_note, ""
                     at = frame.snapshot.event_index
-                    if at < self._reload_target:
-                        note += f"; it has no event #{self._reload_target} now (it ends at #{at})"
+                    missing = f"no event #{self._reload_target}"
+                    if at < self._reload_target and missing not in (frame.stop or ""):
+                        note += f"; it has {missing} now (it ends at #{at})"
                     self.stop = f"{note} — {frame.stop}" if frame.stop else note
             if frame.breakpoints is not None:
                 self.breakpoints.take_hits(frame.breakpoints)

@@ -85,6 +85,7 @@ class Controller:
     _breakpoints_now: tuple[Breakpoint, ...] | None = None  # taken, for the run to follow
     _find_from: int = -1  # where a search (`find`) began
     _ended: bool = False  # a search ran to the end, then went back to where it began
+    _reverse_from: int = -1  # where a reverse continue began
     ui_ready: Callable[[], bool] = lambda: True  # the UI has shown every frame posted
     ui_cost: Callable[[], float] = lambda: 0.0  # the UI's CPU seconds per frame shown
     _frame_cost: float = 0.0  # CPU seconds the last progress frame took to build
@@ -184,11 +185,18 @@ class Controller:
         stop_kind: str | None = None,
         bps: BreakpointSet | None = None,
         look: bool = False,
+        exact: bool = False,
     ) -> Frame:
         error_text = None
         if final and stop_kind not in ("breakpoint",):
             h_stop, h_kind, error_text = self._halt_reason()
-            if h_stop is not None and stop_kind in (None, "goal", "end"):
+            # At the end or a halt, a goal or an end says so; an `exact` end keeps its
+            # words (it says more: "there is no event #5000 ...") unless it halted.
+            if (
+                h_stop is not None
+                and stop_kind in (None, "goal", "end")
+                and not (exact and h_kind == "end")
+            ):
                 stop, stop_kind = h_stop, h_kind
         self._sample()
         samples = tuple(self._samples)
@@ -385,8 +393,13 @@ class Controller:
             last = self._maybe_progress(cmd, post, last)
         if sim.cursor == target:
             self._goal(cmd, post, f"went to event #{target}")
-        else:
-            post(self.frame(cmd, stop=f"no event #{target}", stop_kind="end"))
+            return
+        # It ended (or halted: the halt is said instead) before event `target`.
+        n = len(sim.events)
+        stop = (
+            f"there is no event #{target}; the simulation ended after {n} events (#0 to #{n - 1})"
+        )
+        post(self.frame(cmd, stop=stop, stop_kind="end", exact=True))
 
     def _do_goto_time(self, cmd: Command, post: Callable[[Frame], None]) -> None:
         sim = self.sim
@@ -407,11 +420,9 @@ class Controller:
                 post(self.frame(cmd, stop="paused", stop_kind="pause"))
                 return
             if not batch.skip(sim, batch.size, whole=True, each=self._sample):
-                post(
-                    self.frame(
-                        cmd, stop=f"the simulation ends before {seconds(t)}", stop_kind="end"
-                    )
-                )
+                stop = f"the simulation ends at {seconds(sim.time)}"
+                stop += f", before {seconds(t)}" if math.isfinite(t) else ""
+                post(self.frame(cmd, stop=stop, stop_kind="end", exact=True))
                 return
             if sim.time > t:  # past it: back to the last event at or before t
                 sim.goto(bisect.bisect_right(sim.events, t, key=_event_time) - 1)
@@ -567,6 +578,7 @@ class Controller:
         bps = cmd.breakpoints or BreakpointSet()
         events = sim.events
         conds = self._conditions_back(bps)
+        self._reverse_from = sim.cursor
         if sim.cursor >= 0:
             sim.back()  # leave the current state: a hit here is where we already are
         index = sim.cursor
@@ -599,7 +611,10 @@ class Controller:
         self, cmd: Command, post: Callable[[Frame], None], bps: BreakpointSet, *, forward: bool
     ) -> None:
         """Nothing stopped a run before the end (forwards) or the first event (backwards).
-        A search (`find`) goes back to where it began; its wrapper says what it missed."""
+        A search (`find`) goes back to where it began; its wrapper says what it missed.
+        Reverse continue stops at event 0, as continue stops at the last event: on an
+        event, its why on screen (README: "back to the previous breakpoint hit, or event
+        0"); `p` goes on to the start."""
         sim = self.sim
         if cmd.kind == "find":
             self._ended = self._ended or forward
@@ -607,6 +622,9 @@ class Controller:
             post(self.frame(cmd, stop_kind="end" if forward else "start", bps=bps))
         elif forward:
             post(self.frame(cmd, stop="end of the simulation", stop_kind="end", bps=bps))
+        elif self._reverse_from >= 0:
+            sim.goto(0)
+            post(self.frame(cmd, stop="at the first event (#0)", stop_kind="start", bps=bps))
         else:
             post(self.frame(cmd, stop="at the start", stop_kind="start", bps=bps))
 
@@ -670,27 +688,3 @@ def _time_of(events: Sequence[Event], index: int) -> float:
 
 def _event_time(event: Event) -> float:
     return event.time
-
-
-def parse_goto(text: str) -> tuple[str, float]:
-    """`42` / `#42` -> ("event", 42); `12.5s` / `t=12.5` / `@12.5` / `12.5` -> ("time", 12.5)."""
-    s = text.strip().lower().replace(" ", "")
-    if not s:
-        raise ValueError("type an event index (42) or a time (12.5s)")
-    if s.startswith("#"):
-        return "event", float(int(s[1:]))
-    for prefix in ("t=", "time=", "@", "t"):
-        if s.startswith(prefix) and len(s) > len(prefix):
-            value = float(s[len(prefix) :].rstrip("s"))
-            return "time", _check_time(value)
-    if s.endswith("s"):
-        return "time", _check_time(float(s[:-1]))
-    if s.lstrip("-").isdigit():
-        return "event", float(int(s))
-    return "time", _check_time(float(s))
-
-
-def _check_time(value: float) -> float:
-    if math.isnan(value) or value < 0:
-        raise ValueError("a time must be >= 0")
-    return value

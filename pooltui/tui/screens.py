@@ -16,7 +16,7 @@ from textual.widgets import DataTable, Input, Static
 
 from pooltui.sim.events import MOMENTS
 from pooltui.tui.breakpoints import BreakpointError, BreakpointSet
-from pooltui.tui.driver import parse_goto
+from pooltui.tui.goto import GotoError, parse_goto
 from pooltui.tui.messages import BreakpointsChanged, Reload, WatchesChanged, guarded_compose
 from pooltui.tui.widgets.keybar import KeyBar
 
@@ -169,7 +169,7 @@ class HelpScreen(ModalScreen[None]):
 
 
 class GotoScreen(ModalScreen[tuple[str, float] | None]):
-    """Ask for an event index (42, #42) or a time (12.5s, t=12.5)."""
+    """Ask for an event index (42, #42, 1_000) or a time (12.5s, t=12.5): `parse_goto`."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "dismiss_none", "Cancel", id="goto.cancel")
@@ -198,11 +198,7 @@ class GotoScreen(ModalScreen[tuple[str, float] | None]):
         try:
             target = parse_goto(value)
         except ValueError as exc:
-            text = (
-                str(exc)
-                if "type an" in str(exc) or ">=" in str(exc)
-                else f"not an event or a time: {value!r}"
-            )
+            text = str(exc) if isinstance(exc, GotoError) else f"not an event or a time: {value!r}"
             self.query_one("#goto-error", Static).update(text)
             return
         self.dismiss(target)

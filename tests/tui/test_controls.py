@@ -195,10 +195,10 @@ async def test_reverse_continue() -> None:
         assert app.snapshot.event_index == 41
         await keys(pilot, "C")
         assert app.snapshot.event_index == 30
-        # Without breakpoints it goes back to the start.
+        # Without breakpoints it goes back to event 0 (README: "or event 0").
         app.breakpoints.items.clear()
         await keys(pilot, "C")
-        assert app.snapshot.event_index == -1
+        assert app.snapshot.event_index == 0
 
 
 async def test_goto_an_event_and_a_time() -> None:

@@ -15,7 +15,8 @@ import pytest
 from pooltui.tui import driver
 from pooltui.tui.breakpoints import Breakpoint, BreakpointSet
 from pooltui.tui.commands import Change, Command, Frame
-from pooltui.tui.driver import Controller, parse_goto
+from pooltui.tui.driver import Controller
+from pooltui.tui.goto import parse_goto
 from tests.tui.fakesim import FakeSim, fake_compile_condition
 
 
