@@ -3,9 +3,8 @@
 Threading: one worker thread (`_sim_worker`) owns the simulation through `Controller`;
 the UI sends it `Command`s on a queue and gets back `SimFrame` messages carrying immutable
 `Frame`s (a `Snapshot`, new events, watch values, why it stopped); breakpoints and watches
-changed while a command runs go to it as frozen copies (`Controller.follow`). Nothing else
-crosses. A new command bumps the controller's `interrupt_gen`, so a long run stops between
-two steps and a key answers at once.
+changed while a command runs reach it frozen (`Controller.follow`); nothing else crosses. A
+new command bumps `interrupt_gen`: a long run stops between two steps, a key answers at once.
 
 Screens and widgets talk to the app only by messages (`pooltui.tui.messages`); the app
 shows a frame by setting the widgets' reactives. A handler that fails is recorded in
@@ -20,7 +19,7 @@ import queue
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar
 
 from rich.style import Style
 from textual import work
@@ -48,7 +47,7 @@ from pooltui.tui.details import (
     status_fields,
 )
 from pooltui.tui.driver import Controller, SimLike
-from pooltui.tui.loading import load_spec
+from pooltui.tui.loading import compile_expression, load_spec
 from pooltui.tui.messages import (
     BreakpointsChanged,
     ChangeSpeed,
@@ -518,7 +517,8 @@ class PoolApp(App[int]):
                     self.stop = f"{note} — {frame.stop}" if frame.stop else note
             if frame.breakpoints is not None:
                 self.breakpoints.take_hits(frame.breakpoints)
-            if frame.seq >= self._issued and self._watches_missed(frame):
+            watches = [text for text, _ in self.watches]
+            if frame.seq >= self._issued and frame.shows_other_watches(watches):
                 self.send("watches", watches=tuple(self.watches))
         elif not self._failed:
             self.stop = None
@@ -564,11 +564,6 @@ class PoolApp(App[int]):
     def watch_running(self, running: bool) -> None:
         if self.debugger is not None:
             self.debugger.running = running
-
-    def _watches_missed(self, frame: Frame) -> bool:
-        """The run ended before it took watches changed while it ran (`watches_changed`)."""
-        shown = [w.text for w in frame.watches]
-        return not frame.look and shown != [text for text, _ in self.watches]
 
     # ----------------------------------------------------------------- status, details
     def _refresh_status(self) -> None:
@@ -662,13 +657,8 @@ class PoolApp(App[int]):
     def compile_expression(self, text: str, program: Any = None, *, watch: bool = False) -> Any:
         if self._compile_condition is not None:
             return self._compile_condition(text)
-        import pooltui.lang as lang
-
-        # The front end loads lazily (module __getattr__), so mypy sees an object here.
-        compile_condition = cast(Callable[..., Any], lang.compile_condition)
         program = program if program is not None else getattr(self.sim, "program", None)
-        file, what = ("<watch>", "a watch") if watch else ("<condition>", "a breakpoint condition")
-        return compile_condition(text, program, file, what=what)  # its errors name it
+        return compile_expression(text, program, watch=watch)
 
     def parse_breakpoint(self, text: str) -> Any:
         return parse_breakpoint(text, self.names(), self.compile_expression)

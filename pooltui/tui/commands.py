@@ -81,6 +81,11 @@ class Frame:
     look: bool = False  # the state shown again, with other sessions' views (`look`)
     ended: bool = False  # a search ran it to its end, then went back (the snapshot says not)
 
+    def shows_other_watches(self, texts: list[str]) -> bool:
+        """A command's frame showing other watches than `texts`: a run that ended before it
+        took the watches changed while it ran (`PoolApp.watches_changed`)."""
+        return not self.look and [w.text for w in self.watches] != texts
+
     @property
     def new_events(self) -> tuple[Event, ...]:
         """The events the UI has not been sent before (built now: for tests and tools)."""

@@ -1,9 +1,11 @@
 """Opening a spec for the debugger: compile it and build its simulation, or say why not in
-the words `pooltui check` uses. Never a traceback."""
+the words `pooltui check` uses. Never a traceback. And compiling the expressions typed into
+it (watches, breakpoint conditions) against the spec."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, cast
 
 from pooltui.tui.driver import SimLike
 
@@ -47,3 +49,14 @@ def check_text(exc: Any) -> str:
     then how many."""
     n = len(exc.diagnostics)
     return f"{exc.render()}\n{n:,} error{'' if n == 1 else 's'}"
+
+
+def compile_expression(text: str, program: Any, *, watch: bool = False) -> Any:
+    """A watch or a breakpoint condition compiled against `program`; its errors (a
+    `SpecError`) name which it is."""
+    import pooltui.lang as lang
+
+    # The front end loads lazily (module __getattr__), so mypy sees an object here.
+    compile_condition = cast(Callable[..., Any], lang.compile_condition)
+    file, what = ("<watch>", "a watch") if watch else ("<condition>", "a breakpoint condition")
+    return compile_condition(text, program, file, what=what)
