@@ -64,6 +64,29 @@ def test_the_top_level_usage_names_every_command_and_the_default(
     assert lines[0] == usage.splitlines()[0]
 
 
+def command_help(capsys: pytest.CaptureFixture[str], command: str) -> str:
+    """`pooltui COMMAND --help`, its words joined on single spaces (argparse wraps them)."""
+    with pytest.raises(SystemExit) as info:
+        main([command, "--help"])
+    assert info.value.code == 0
+    return " ".join(capsys.readouterr().out.split())
+
+
+def test_render_help_says_break_is_repeatable(capsys: pytest.CaptureFixture[str]) -> None:
+    # README (The command line): `--break "BREAKPOINT"` (repeatable).
+    text = command_help(capsys, "render")
+    option = text.split("--break BREAKPOINT", 2)[2]  # its description, after the usage line
+    assert "repeatable" in option.split(" -o ", 1)[0]
+
+
+def test_ir_help_says_rows_covers_every_source_row(capsys: pytest.CaptureFixture[str]) -> None:
+    # README: `--rows` includes every source row; a JSON Lines trace's rows are included too
+    # (language.md §6.2), so the help must not say CSV only.
+    text = command_help(capsys, "ir")
+    option = text.split("--rows", 2)[2]
+    assert "CSV" in option and "JSON Lines" in option
+
+
 @pytest.mark.parametrize(
     "argv",
     [

@@ -135,13 +135,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         metavar="BREAKPOINT",
         help="add a breakpoint (as the breakpoints screen takes it) and continue to its first "
-        "hit (exit 1 if it never fires)",
+        "hit (exit 1 if it never fires); repeatable: then to the first hit of any of them",
     )
     p.add_argument("-o", "--output", required=True, metavar="FILE.svg", help="the SVG to write")
 
     p = sub.add_parser("ir", help="print a spec's IR as JSON")
     p.add_argument("spec")
-    p.add_argument("--rows", action="store_true", help="include every CSV row")
+    p.add_argument("--rows", action="store_true", help="include every source row (CSV and JSON Lines traces)")
     return parser
 
 
