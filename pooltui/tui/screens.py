@@ -493,7 +493,7 @@ MOMENT_KEYS = (
 
 class MomentScreen(ModalScreen[tuple[str | None, str | None] | None]):
     """After `]` or `[`: one key names the moment (`.`: any event of the current event's
-    session; `,`: the same moment and session as the current event)."""
+    session)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "pick(None)", "Cancel", id="moment.cancel"),
