@@ -141,7 +141,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("ir", help="print a spec's IR as JSON")
     p.add_argument("spec")
-    p.add_argument("--rows", action="store_true", help="include every source row (CSV and JSON Lines traces)")
+    p.add_argument(
+        "--rows", action="store_true", help="include every source row (CSV and JSON Lines traces)"
+    )
     return parser
 
 
