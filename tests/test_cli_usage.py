@@ -128,3 +128,18 @@ def test_a_spec_that_cannot_be_read_is_one_line_for_every_command(
     out, err = capsys.readouterr()
     assert out == ""
     assert err == f"pooltui: cannot read '{missing}': No such file or directory\n"
+
+
+@pytest.mark.parametrize("command", ["check", "ir", "run", "render", "tui"])
+def test_a_file_names_control_characters_are_escaped_when_it_cannot_be_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    # As control characters of a spec's text are (`\u001b`): a file name cannot drive the
+    # terminal the message is printed on.
+    missing = str(tmp_path / "a\x1b[31mb\x07.pool")
+    extra = ["-o", str(tmp_path / "x.svg")] if command == "render" else []
+    assert main([command, missing, *extra]) == 1
+    out, err = capsys.readouterr()
+    shown = str(tmp_path / "a\\u001b[31mb\\u0007.pool")
+    assert out == ""
+    assert err == f"pooltui: cannot read '{shown}': No such file or directory\n"

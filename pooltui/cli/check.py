@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from pooltui.cli.output import emit, reason
+from pooltui.cli.output import emit
 from pooltui.lang.errors import SpecError
 from pooltui.lang.ir import Program
 from pooltui.lang.words import count
@@ -33,12 +33,12 @@ def summary(program: Program) -> str:
 def compile_or_say(spec: str) -> Program | None:
     """The compiled spec, or None once its errors are printed (one line when it cannot be
     read; the located errors and their count otherwise)."""
-    from pooltui.lang.frontend import compile_bytes, read_spec
+    from pooltui.lang.frontend import cannot_read, compile_bytes, read_spec
 
     try:
         data = read_spec(spec)
     except OSError as exc:
-        print(f"pooltui: cannot read '{spec}': {reason(exc)}", file=sys.stderr)
+        print(f"pooltui: {cannot_read(spec, exc)}", file=sys.stderr)
         return None
     import os
 

@@ -39,9 +39,9 @@ def run_tui(spec: str, **run: Any) -> int:
 def cannot_read(app: Any) -> bool:
     """The spec could not even be read (missing, a directory, no permission): nothing for
     the full-screen app to show."""
-    return app.sim is None and str(app.compile_error or "").startswith(
-        f"cannot read '{app.spec}': "
-    )
+    from pooltui.tui.loading import unreadable
+
+    return app.sim is None and unreadable(app.spec, app.compile_error)
 
 
 def said_by_cli(app: Any) -> str:

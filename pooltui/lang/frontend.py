@@ -11,7 +11,7 @@ import os
 
 from pooltui.lang import ast as A
 from pooltui.lang.checker import Checker, Ctx, Sym
-from pooltui.lang.errors import Diagnostic, SpecError
+from pooltui.lang.errors import Diagnostic, SpecError, escaped
 from pooltui.lang.ir import CStage, Expr, Hold, If, Program, Repeat, SetAttr, Span, Stmt
 from pooltui.lang.parser import parse
 
@@ -33,11 +33,18 @@ def read_spec(path: str) -> bytes:
         return f.read(MAX_SPEC_BYTES + 1)
 
 
+def cannot_read(path: str, exc: OSError) -> str:
+    """A spec that cannot be read, in the words of every command and of the app:
+    `cannot read 'PATH': reason`, the name escaped (`escaped`: a name cannot drive the
+    terminal). A command line puts `pooltui: ` before it; the app does not."""
+    return f"cannot read '{escaped(path)}': {exc.strerror or exc}"
+
+
 def compile_file(path: str) -> Program:
     try:
         data = read_spec(path)
     except OSError as exc:
-        raise _first(path, f"cannot read '{path}': {exc.strerror or exc}") from None
+        raise _first(path, cannot_read(path, exc)) from None
     return compile_bytes(data, path, os.path.dirname(os.path.abspath(path)))
 
 

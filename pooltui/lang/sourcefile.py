@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-from pooltui.lang.errors import Diagnostic
+from pooltui.lang.errors import Diagnostic, escaped
 from pooltui.lang.ir import Span
 
 MAX_LINE_BYTES = 1 << 20  # one line of a source (a JSON object with its lists, a CSV row)
@@ -68,7 +68,7 @@ def kind_names(bits: list[int]) -> tuple[str, ...]:
 
 def shown_name(name: str, n: int = 40) -> str:
     """A column name fit to print: control characters escaped, at most n characters."""
-    text = "".join(ch if ch.isprintable() else f"\\u{ord(ch):04x}" for ch in name[: n + 1])
+    text = escaped(name[: n + 1])
     return text if len(text) <= n else text[:n] + "…"
 
 
@@ -92,7 +92,7 @@ def _what(mode: int) -> str:
 
 
 def _refuse(span: Span, shown: str, why: str) -> SourceError:
-    return SourceError(Diagnostic(span, f"cannot read '{shown}': {why}"))
+    return SourceError(Diagnostic(span, f"cannot read '{shown_name(shown, 200)}': {why}"))
 
 
 def _in_kernel_fs(path: str) -> str | None:
@@ -107,7 +107,7 @@ def open_source(path: str, shown: str, span: Span) -> BinaryIO:
     """The source at `path` opened for binary reading, or a SourceError located at `span`
     (the file name in the spec). `shown` is the name as the spec wrote it."""
     if "\0" in path:  # no file is named so; `os.stat` would raise ValueError
-        raise _refuse(span, shown_name(shown, 200), "a file name cannot hold a NUL character")
+        raise _refuse(span, shown, "a file name cannot hold a NUL character")
     try:
         st = os.stat(path)
     except OSError as exc:

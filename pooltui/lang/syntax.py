@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # lark is imported when a spec is parsed
     from lark.exceptions import UnexpectedCharacters, UnexpectedInput
     from lark.lexer import Token
 
-from pooltui.lang.errors import Diagnostic
+from pooltui.lang.errors import Diagnostic, escaped
 from pooltui.lang.ir import Span
 from pooltui.lang.words import nearest
 
@@ -47,7 +47,7 @@ def tok_span(file: str, t: Token) -> Span:
 
 
 def clip(text: str, n: int = 40) -> str:
-    text = "".join(ch if ch.isprintable() else f"\\u{ord(ch):04x}" for ch in text[: n + 1])
+    text = escaped(text[: n + 1])
     return text if len(text) <= n else text[:n] + "…"
 
 

@@ -10,19 +10,22 @@ from typing import Any, cast
 from pooltui.tui.driver import SimLike
 
 
-def cannot_read(path: str, exc: OSError) -> str:
-    """The spec cannot be read, in the app's words: `pooltui check`'s line without its
-    `pooltui: ` (the app is not a command line; `pooltui SPEC` adds it when it prints it)."""
-    return f"cannot read '{path}': {exc.strerror or exc}"
+def unreadable(path: str, error: str | None) -> bool:
+    """Whether `load_spec`'s error says the spec could not even be read (missing, a
+    directory, no permission), not that it does not compile."""
+    from pooltui.lang.errors import escaped
+
+    return error is not None and error.startswith(f"cannot read '{escaped(path)}': ")
 
 
 def load_spec(path: str) -> tuple[SimLike | None, str | None]:
     """(simulation, None) or (None, the errors as `pooltui check` prints them; one that
-    cannot be read without the `pooltui: ` of a command line: `cannot_read`)."""
+    cannot be read without the `pooltui: ` of a command line: `cannot_read`, which
+    `unreadable` tells)."""
     import os
 
     from pooltui.lang import SpecError
-    from pooltui.lang.frontend import compile_bytes, read_spec
+    from pooltui.lang.frontend import cannot_read, compile_bytes, read_spec
 
     try:
         data = read_spec(path)

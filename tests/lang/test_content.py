@@ -538,6 +538,15 @@ def test_a_nul_in_a_source_name_is_refused(tmp_path: Path) -> None:
     ]
 
 
+def test_a_control_character_in_a_source_name_is_escaped(tmp_path: Path) -> None:
+    # A file name is printed as the spec's text is: control characters escaped, so a
+    # name cannot drive the terminal that shows the message.
+    exc = error_of('session s from "a\x1b[31mb.csv" { }', tmp_path)
+    (d,) = exc.diagnostics
+    assert d.message == "cannot read 'a\\u001b[31mb.csv': No such file or directory"
+    assert "\x1b" not in exc.render()
+
+
 def test_devices_and_proc_are_refused(tmp_path: Path) -> None:
     for path, why in [
         ("/dev/zero", "it is a character device"),
