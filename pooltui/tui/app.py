@@ -41,7 +41,7 @@ from pooltui.tui.details import (
     failure_text,
     halt_text,
     lacks_view,
-    reload_error_text,
+    reload_failed,
     shown_for,
     start_failure,
     status_fields,
@@ -206,14 +206,14 @@ class PoolApp(App[int]):
         errors show in the Details tab."""
         sim, error = load_spec(self.spec)
         if sim is None:
-            self.stop = "reload: the spec does not compile; the simulation before it stays"
+            self.stop, text = reload_failed(self.spec, error, Style(color=self.palette.error))
             self.stop_kind = "error"
             self._failed = False
             self._refresh_status()
             screen = self.debugger
             self._details_due = False  # the errors, not the state, when the tab shows
             if screen is not None and screen.is_mounted:
-                screen.show_details_text(reload_error_text(error, Style(color=self.palette.error)))
+                screen.show_details_text(text)
             return
         index = self.snapshot.event_index if self.snapshot is not None else -1
         old = self.debugger

@@ -14,6 +14,7 @@ from rich.text import Text
 
 from pooltui.lang.words import number, seconds
 from pooltui.sim.snapshot import Shown, Snapshot
+from pooltui.tui.loading import unreadable
 from pooltui.tui.widgets.panels import QUEUE_ROWS, inspect_block_text, inspect_session_text
 from pooltui.tui.widgets.statusline import Field
 
@@ -112,15 +113,18 @@ def start_failure(error: BaseException) -> str:
     )
 
 
-def reload_error_text(error: str | None, style: Style) -> Text:
-    """Details when a reload does not compile: the errors, and that the old run stays."""
+def reload_failed(spec: str, error: str | None, style: Style) -> tuple[str, Text]:
+    """A reload that found no spec to run: what the status says, and Details (the errors,
+    and that the old run stays). A spec that cannot be read (deleted, a directory) is said
+    so: it is not a spec with errors."""
+    what = "cannot be read" if unreadable(spec, error) else "does not compile"
     text = Text()
-    text.append("The spec does not compile:\n", style + Style(bold=True))
+    text.append(f"The spec {what}:\n", style + Style(bold=True))
     text.append(error or "unknown error")
     text.append(
         "\n\nFix it and press ctrl+r again; until then this is the simulation before.", "dim"
     )
-    return text
+    return f"reload: the spec {what}; the simulation before it stays", text
 
 
 def halt_text(

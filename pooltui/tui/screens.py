@@ -14,9 +14,11 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Input, Static
 
+from pooltui.lang.errors import escaped
 from pooltui.sim.events import MOMENTS
 from pooltui.tui.breakpoints import BreakpointError, BreakpointSet
 from pooltui.tui.goto import GotoError, parse_goto
+from pooltui.tui.loading import unreadable
 from pooltui.tui.messages import BreakpointsChanged, Reload, WatchesChanged, guarded_compose
 from pooltui.tui.widgets.keybar import KeyBar
 
@@ -454,9 +456,15 @@ class CompileErrorScreen(Screen[None]):
         self.spec = spec
         self.text = text
 
+    def title_text(self) -> str:
+        """What is wrong: a spec that cannot be read (deleted since `r` was pressed) is not
+        a spec that does not compile."""
+        what = "cannot be read" if unreadable(self.spec, self.text) else "does not compile"
+        return f"{escaped(self.spec)} {what}"
+
     @guarded_compose
     def compose(self) -> ComposeResult:
-        yield Static(f"{self.spec} does not compile", id="error-title", markup=False)
+        yield Static(self.title_text(), id="error-title", markup=False)
         with VerticalScroll():
             yield Static(self.text, id="error-body", markup=False)
             yield Static("Fix the spec and press r to reload it, or q to quit.", markup=False)
@@ -468,6 +476,7 @@ class CompileErrorScreen(Screen[None]):
     def show_errors(self, text: str) -> None:
         """The spec still does not compile: its new errors."""
         self.text = text
+        self.query_one("#error-title", Static).update(self.title_text())
         self.query_one("#error-body", Static).update(text)
 
 

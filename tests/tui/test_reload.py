@@ -134,6 +134,52 @@ async def test_reload_of_a_deleted_spec_says_so_without_the_command_lines_prefix
         assert "pooltui:" not in text
 
 
+async def test_reload_of_a_deleted_spec_says_it_cannot_be_read_not_that_it_does_not_compile(
+    tmp_path: Path,
+) -> None:
+    # A file that is gone is not a spec with errors: Details and the status say it cannot
+    # be read, and the simulation before stays.
+    path = spec(tmp_path)
+    app = PoolApp.from_spec(str(path))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        old_sim = app.sim
+        path.unlink()
+        await keys(pilot, "ctrl+r")
+        assert app.sim is old_sim
+        text = details(app)
+        assert text.startswith("The spec cannot be read:\n")
+        assert "compile" not in text
+        assert app.stop == "reload: the spec cannot be read; the simulation before it stays"
+
+
+async def test_a_reloaded_spec_names_control_characters_escaped(tmp_path: Path) -> None:
+    # A file name cannot drive the terminal: its ESC is shown as a spec's text shows one.
+    path = tmp_path / "a\x1b[31mb.pool"
+    path.write_text(SMALL.read_text())
+    app = PoolApp.from_spec(str(path))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        path.unlink()
+        await keys(pilot, "ctrl+r")
+        text = details(app)
+        assert f"cannot read '{tmp_path}/a\\u001b[31mb.pool': No such file or directory" in text
+        assert "\x1b" not in text
+
+
+async def test_the_error_screen_says_a_deleted_spec_cannot_be_read(tmp_path: Path) -> None:
+    path = spec(tmp_path)
+    path.write_text("pool kv { cap 256 256; }\n")
+    app = PoolApp.from_spec(str(path))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        title = app.screen.query_one("#error-title", Static)
+        assert str(title.content) == f"{path} does not compile"
+        path.unlink()
+        await keys(pilot, "r")
+        assert str(title.content) == f"{path} cannot be read"
+
+
 async def test_the_error_screen_says_a_deleted_spec_without_the_prefix(tmp_path: Path) -> None:
     path = spec(tmp_path)
     path.write_text("pool kv { cap 256 256; }\n")
