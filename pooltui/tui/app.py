@@ -18,6 +18,7 @@ import contextlib
 import queue
 import threading
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -34,7 +35,7 @@ from pooltui.sim.snapshot import Snapshot
 from pooltui.tui.breakpoints import Breakpoint, BreakpointSet, Names, parse_breakpoint, parsed_again
 from pooltui.tui.colors import Palette, palette_from_theme
 from pooltui.tui.commands import FOLLOWS, LONG, Change, Command, Frame, WatchValue
-from pooltui.tui.debugger import DebuggerScreen, help_groups
+from pooltui.tui.debugger import DebuggerScreen, DetailsBody, help_groups
 from pooltui.tui.details import (
     HALTS,
     details_text,
@@ -104,8 +105,7 @@ class PoolApp(App[int]):
         self.sim = sim
         self.compile_error = compile_error
         self._compile_condition = compile_condition
-        self._frames_posted = 0
-        self._frames_shown = 0
+        self._frames_posted = self._frames_shown = 0
         # Set while no progress frame waits to be drawn (`_post_frame`).
         self._frame_drawn = threading.Event()
         self._frame_drawn.set()
@@ -554,7 +554,7 @@ class PoolApp(App[int]):
             span = getattr(err, "span", span)
         screen.query_one(SourceView).span = span
         screen.query_one(WatchesPanel).values = frame.watches
-        if frame.final and frame.stop_kind in HALTS:
+        if frame.final and (frame.stop_kind in HALTS or frame.error_text):  # a condition's too
             self.show_details(switch=True)
         elif self.inspecting is not None or frame.final:
             self.show_details()
@@ -634,13 +634,13 @@ class PoolApp(App[int]):
             self._details_due = True
             return
         self._details_due = False
-        error = Style(color=self.palette.error)
-        halted = halt_text(self.stop, self.stop_kind, self._failed, snap, self.error_text, error)
-        text = details_text(snap, halted=halted, inspecting=self.inspecting)
-        try:
-            set_text(screen.query_one("#details-body", Static), text, wrap=True)
-        except NoMatches:
+        body = screen.query_one_optional("#details-body", DetailsBody)
+        if body is None:
             return
+        stop, kind, error = self.stop, self.stop_kind, Style(color=self.palette.error)
+        halted = partial(halt_text, stop, kind, self._failed, snap, self.error_text, error)
+        made = partial(details_text, snap, inspecting=self.inspecting)
+        body.show(lambda width: made(halted=halted(width)))  # made again at a new width
         if switch:
             screen.query_one(TabbedContent).active = "details"
             screen.show_view("side")

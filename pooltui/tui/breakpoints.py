@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from pooltui.lang.errors import excerpt
 from pooltui.lang.words import closest, number
 from pooltui.sim.events import MOMENTS, Event
 
@@ -87,10 +88,17 @@ class Breakpoint:
 
 @dataclass(frozen=True)
 class Hit:
-    """A breakpoint that stops the run (error: evaluating its condition failed)."""
+    """A breakpoint that stops the run (error: evaluating its condition failed; located:
+    the condition with a caret under the culprit, `expression_located`)."""
 
     breakpoint: Breakpoint
     error: str | None = None
+    located: str | None = None
+
+    @classmethod
+    def failed(cls, bp: Breakpoint, exc: BaseException) -> Hit:
+        """`bp`'s condition could not be evaluated: `exc` says why, and where in it."""
+        return cls(bp, expression_error(exc), expression_located(bp.condition or "", exc))
 
     def describe(self) -> str:
         bp = self.breakpoint
@@ -108,6 +116,16 @@ def expression_error(exc: BaseException) -> str:
     if span is not None and isinstance(message, str):
         return f"{span.line}:{span.col}: {message}"
     return str(exc)
+
+
+def expression_located(text: str, exc: BaseException) -> str | None:
+    """The expression `text` with a caret under the culprit of its runtime error `exc`,
+    as a located error shows its source line (`1 | TEXT`, `  |   ^`); None when the error
+    has no place in it."""
+    span = getattr(exc, "span", None)
+    if span is None or not (span.line == span.end_line == 1) or "\n" in text:
+        return None
+    return "\n".join(excerpt(text, 1, span.col, span.end_col))
 
 
 # --------------------------------------------------------------------------- matching
@@ -225,7 +243,7 @@ class BreakpointSet:
         that no one changes (the run copies them again to count its hits)."""
         return tuple(replace(b) for b in self.items)
 
-    def follow(self, now: Sequence[Breakpoint], evaluate: Evaluate | None) -> str | None:
+    def follow(self, now: Sequence[Breakpoint], evaluate: Evaluate | None) -> Hit | None:
         """A run's set takes the breakpoints as the user has them `now` (added, deleted,
         enabled, disabled, options changed while it runs), each keeping the hits this run
         counted. A condition active now and not before is evaluated at the current state
@@ -258,17 +276,18 @@ class BreakpointSet:
     def active(self) -> list[Breakpoint]:
         return [b for b in self.items if b.enabled]
 
-    def prime(self, evaluate: Evaluate) -> str | None:
-        """Evaluate the condition breakpoints at the current state (before a run)."""
+    def prime(self, evaluate: Evaluate) -> Hit | None:
+        """Evaluate the condition breakpoints at the current state (before a run); the
+        first that cannot be evaluated stops it (`Hit.failed`)."""
         return self._prime(evaluate, self.active())
 
-    def _prime(self, evaluate: Evaluate, breakpoints: Iterable[Breakpoint]) -> str | None:
+    def _prime(self, evaluate: Evaluate, breakpoints: Iterable[Breakpoint]) -> Hit | None:
         for bp in breakpoints:
             if bp.kind == "condition":
                 try:
                     self._last[bp.id] = truthy(evaluate(bp.expr))
                 except Exception as exc:  # a spec runtime error: stop, with its message
-                    return Hit(bp, expression_error(exc)).describe()
+                    return Hit.failed(bp, exc)
         return None
 
     def check(self, event: Event, prev_time: float, evaluate: Evaluate) -> Hit | None:
@@ -283,7 +302,7 @@ class BreakpointSet:
                 try:
                     value = truthy(evaluate(bp.expr))
                 except Exception as exc:
-                    return Hit(bp, error=expression_error(exc))
+                    return Hit.failed(bp, exc)
                 before = self._last.get(bp.id, False)
                 self._last[bp.id] = value
                 if value and not before:

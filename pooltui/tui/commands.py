@@ -76,7 +76,9 @@ class Frame:
         None  # breakpoint | violation | halt | error | end | pause | goal | start
     )
     breakpoints: BreakpointSet | None = None  # the run's copy, with hit counts
-    error_text: str | None = None  # a runtime error of the spec, located, as `check` renders
+    # A runtime error of the spec, located, as `check` renders it; or, at a breakpoint,
+    # its condition's, a caret under the culprit (`Hit.located`).
+    error_text: str | None = None
     samples: tuple[tuple[float, float], ...] = ()  # (time, sample_expr's value) since the last
     look: bool = False  # the state shown again, with other sessions' views (`look`)
     ended: bool = False  # a search ran it to its end, then went back (the snapshot says not)

@@ -168,6 +168,28 @@ def keys_line(narrow: bool = True) -> Text:
     return text
 
 
+class DetailsBody(Static):
+    """The Details tab's text, laid out for its width (`show`) and again when the width
+    changes: a located error's lines are fitted to it (`pooltui.lang.errors.fit`), where
+    wrapped their caret would point at another part of the line. A text set otherwise
+    (`show_details_text`: a failure, a reload's errors) is kept as it is."""
+
+    _layout: Callable[[int], Text] | None = None
+    _width = -1
+
+    def show(self, layout: Callable[[int], Text]) -> None:
+        self._layout, self._width = layout, self.content_size.width
+        set_text(self, layout(self._width), wrap=True)
+
+    def show_text(self, text: Text) -> None:
+        self._layout = None
+        set_text(self, text, wrap=True)
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self._layout is not None and self.content_size.width != self._width:
+            self.show(self._layout)
+
+
 class DebuggerScreen(Screen[None]):
     """Pools, queue and stages above; the event log, the source and the side tabs below."""
 
@@ -286,7 +308,9 @@ class DebuggerScreen(Screen[None]):
                 with TabPane("Watches", id="watches"):
                     yield WatchesPanel(id="watches-body")
                 with TabPane("Details", id="details"):
-                    yield Static("Click a block or a session to inspect it.", id="details-body")
+                    yield DetailsBody(
+                        "Click a block or a session to inspect it.", id="details-body"
+                    )
 
     def notes_text(self) -> str:
         return reflow(self.header_comment) or "(the spec opens with no comment)"
@@ -371,7 +395,7 @@ class DebuggerScreen(Screen[None]):
 
     def show_details_text(self, text: Text) -> None:
         """`text` in the Details tab, brought forward (a failure, a reload's errors)."""
-        set_text(self.query_one("#details-body", Static), text, wrap=True)
+        self.query_one("#details-body", DetailsBody).show_text(text)
         self.query_one(TabbedContent).active = "details"
         self.show_view("side")
 

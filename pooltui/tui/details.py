@@ -12,6 +12,7 @@ from typing import Any
 from rich.style import Style
 from rich.text import Text
 
+from pooltui.lang.errors import fit
 from pooltui.lang.words import number, seconds
 from pooltui.sim.snapshot import Shown, Snapshot
 from pooltui.tui.loading import unreadable
@@ -75,8 +76,11 @@ def status_fields(
     return fields
 
 
-def stop_text(stop: str, snap: Snapshot | None, error_text: str | None, error: Style) -> Text:
-    """Why the run cannot go on: the violation, the located runtime error, the event."""
+def stop_text(
+    stop: str, snap: Snapshot | None, error_text: str | None, error: Style, width: int = 0
+) -> Text:
+    """Why the run cannot go on: the violation, the located runtime error (its lines fitted
+    to `width`, when known: `fit`), the event."""
     text = Text()
     text.append("Stopped: ", Style(bold=True) + error)
     text.append(stop + "\n", Style(bold=True))
@@ -86,7 +90,7 @@ def stop_text(stop: str, snap: Snapshot | None, error_text: str | None, error: S
         if v.blocks:
             text.append(f"blocks of {v.pool}: {', '.join(map(str, v.blocks[:32]))}\n")
     if error_text:
-        text.append(error_text + "\n", error)
+        text.append((fit(error_text, width) if width > 0 else error_text) + "\n", error)
     if snap is not None and snap.last_event is not None:
         text.append(f"at {snap.last_event.describe()}\n", "dim")
     return text
@@ -134,12 +138,17 @@ def halt_text(
     snap: Snapshot,
     error_text: str | None,
     error: Style,
+    width: int = 0,
 ) -> Text | None:
     """What the Details tab says first when the simulation halted (or the debugger
-    failed): None when it did not."""
-    if stop_kind not in HALTS or not stop:
+    failed), or a breakpoint's condition could not be evaluated (`error_text`: the
+    condition, a caret under the culprit, as a watch's row shows its error): None
+    otherwise. `width`: the tab's, which located lines are fitted to."""
+    if not stop or not (stop_kind in HALTS or (stop_kind == "breakpoint" and error_text)):
         return None
-    return failure_text(stop, error) if failed else stop_text(stop, snap, error_text, error)
+    if failed:
+        return failure_text(stop, error)
+    return stop_text(stop, snap, error_text, error, width)
 
 
 def details_text(

@@ -186,9 +186,12 @@ class Controller:
         bps: BreakpointSet | None = None,
         look: bool = False,
         exact: bool = False,
+        hit: Hit | None = None,
     ) -> Frame:
         error_text = None
-        if final and stop_kind not in ("breakpoint",):
+        if hit is not None:  # a breakpoint stops it (a condition's error: located in it)
+            stop, stop_kind, error_text = hit.describe(), "breakpoint", hit.located
+        elif final and stop_kind not in ("breakpoint",):
             h_stop, h_kind, error_text = self._halt_reason()
             # At the end or a halt, a goal or an end says so; an `exact` end keeps its
             # words (it says more: "there is no event #5000 ...") unless it halted.
@@ -259,7 +262,7 @@ class Controller:
             if change.breakpoints is not None and change.seq == cmd.seq and cmd.kind in FOLLOWS:
                 self._breakpoints_now = change.breakpoints  # the run takes it at its next step
 
-    def _follow_breakpoints(self, bps: BreakpointSet, *, prime: bool = True) -> str | None:
+    def _follow_breakpoints(self, bps: BreakpointSet, *, prime: bool = True) -> Hit | None:
         """The run's breakpoints become the user's as they are now (`_breakpoints_now`);
         what `BreakpointSet.follow` says of a condition it cannot evaluate."""
         now, self._breakpoints_now = self._breakpoints_now, None
@@ -445,7 +448,7 @@ class Controller:
             return
         problem = bps.prime(sim.evaluate)
         if problem is not None:
-            post(self.frame(cmd, stop=problem, stop_kind="breakpoint", bps=bps))
+            post(self.frame(cmd, hit=problem, bps=bps))
             return
         # Each way goes on in the other when the breakpoints change while it runs: every
         # event checked while one is active, in batches while none is (a continue).
@@ -475,7 +478,7 @@ class Controller:
             if self._breakpoints_now is not None:
                 problem = self._follow_breakpoints(bps)
                 if problem is not None:
-                    post(self.frame(cmd, stop=problem, stop_kind="breakpoint", bps=bps))
+                    post(self.frame(cmd, hit=problem, bps=bps))
                     return False
                 if rate is None and not bps.active():
                     return True
@@ -492,7 +495,7 @@ class Controller:
                 return False
             hit: Hit | None = bps.check(event, prev_time, sim.evaluate)
             if hit is not None:
-                post(self.frame(cmd, stop=hit.describe(), stop_kind="breakpoint", bps=bps))
+                post(self.frame(cmd, hit=hit, bps=bps))
                 return False
             if rate is None:
                 last_post = self._maybe_progress(cmd, post, last_post)
@@ -527,7 +530,7 @@ class Controller:
             if self._breakpoints_now is not None:
                 problem = self._follow_breakpoints(bps)
                 if problem is not None:
-                    post(self.frame(cmd, stop=problem, stop_kind="breakpoint", bps=bps))
+                    post(self.frame(cmd, hit=problem, bps=bps))
                     return False
                 if bps.active():
                     return True
@@ -599,7 +602,7 @@ class Controller:
             hit = bps.check_reverse(event, prev_time, before, after)
             if hit is not None:
                 sim.goto(index)  # stop right after the event, as a forward run would
-                post(self.frame(cmd, stop=hit.describe(), stop_kind="breakpoint", bps=bps))
+                post(self.frame(cmd, hit=hit, bps=bps))
                 return
             after = before
             index -= 1

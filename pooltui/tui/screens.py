@@ -14,7 +14,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Input, Static
 
-from pooltui.lang.errors import escaped
+from pooltui.lang.errors import escaped, fit
 from pooltui.sim.events import MOMENTS
 from pooltui.tui.breakpoints import BreakpointError, BreakpointSet
 from pooltui.tui.goto import GotoError, parse_goto
@@ -38,6 +38,13 @@ class Fitted:
 
     def __str__(self) -> str:
         return self.layout(ROOMY).plain
+
+
+def located(text: str) -> Fitted:
+    """Errors as a dialog shows them: a located error's source line is a window of itself
+    around its caret at the width drawn (`fit`), so the caret stays under the culprit
+    (wrapped, it pointed into the line's first row); the other lines wrap."""
+    return Fitted(lambda width: Text(fit(text, width)))
 
 
 def binding_rows(
@@ -310,7 +317,7 @@ class BreakpointsScreen(ExpressionScreen):
         try:
             bp = self.parse(event.value)
         except BreakpointError as exc:
-            error.update(exc.text)
+            error.update(located(exc.text))
             return
         self.breakpoints.add(bp)
         self.post_message(BreakpointsChanged())
@@ -415,7 +422,7 @@ class WatchesScreen(ExpressionScreen):
             expr = self.compile_watch(text)
         except Exception as exc:
             render = getattr(exc, "render", None)
-            error.update(render() if callable(render) else str(exc))
+            error.update(located(render() if callable(render) else str(exc)))
             return
         error.update("")
         event.input.value = ""
@@ -466,7 +473,7 @@ class CompileErrorScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static(self.title_text(), id="error-title", markup=False)
         with VerticalScroll():
-            yield Static(self.text, id="error-body", markup=False)
+            yield Static(located(self.text), id="error-body")
             yield Static("Fix the spec and press r to reload it, or q to quit.", markup=False)
         yield KeyBar()
 
@@ -477,7 +484,7 @@ class CompileErrorScreen(Screen[None]):
         """The spec still does not compile: its new errors."""
         self.text = text
         self.query_one("#error-title", Static).update(self.title_text())
-        self.query_one("#error-body", Static).update(text)
+        self.query_one("#error-body", Static).update(located(text))
 
 
 # `]` / `[` then one of these keys: the next / previous event of that moment.

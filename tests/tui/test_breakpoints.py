@@ -178,4 +178,6 @@ def test_a_condition_that_fails_when_followed_says_so() -> None:
         raise ZeroDivisionError("division by zero")
 
     said = run.follow(user.frozen(), evaluate)
-    assert said == "breakpoint #1 (if 1/0): error: division by zero"
+    assert said is not None
+    assert said.describe() == "breakpoint #1 (if 1/0): error: division by zero"
+    assert said.located is None  # an error with no place in the condition has no caret

@@ -4,8 +4,10 @@ screen; on a big terminal the dialogs keep their widths."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+import pytest
 from textual.command import CommandPalette
 from textual.geometry import Region
 from textual.pilot import Pilot
@@ -224,3 +226,41 @@ async def test_on_a_big_terminal_the_dialogs_keep_their_widths() -> None:
             assert isinstance(app.screen, DebuggerScreen)
         await open_dialog(pilot, "slash")
         assert box(app).region.width == 70
+
+
+def caret_under(rows: list[str]) -> str:
+    """What the caret row of a located error points at in the row above it."""
+    (row,) = [i for i, line in enumerate(rows) if re.fullmatch(r" *\| *\^+ *", line)]
+    start, end = rows[row].index("^"), rows[row].rindex("^") + 1
+    return rows[row - 1][start:end]
+
+
+LONG = " + ".join(["free(kv)"] * 9)  # 98 columns: wider than an 80-column dialog
+
+
+@pytest.mark.parametrize("key", ["b", "w"])
+@pytest.mark.parametrize(
+    "expression",
+    [
+        f"{LONG} + freee(kv) > 1",  # the culprit far to the right
+        f"freee(kv) + {LONG} > 1",  # at the start
+        f"{LONG} + freee(kv) + {LONG} > 1",  # in the middle
+    ],
+)
+async def test_a_located_error_points_at_its_culprit_in_an_80x24_dialog(
+    key: str, expression: str
+) -> None:
+    # The source line is not wrapped (its caret would then point at another row): it is
+    # shown as a window around the culprit, cut with … where it goes on, the caret line
+    # cut the same way.
+    app = make_app()
+    async with app.run_test(size=NARROW) as pilot:
+        await open_dialog(pilot, key)
+        await submit(pilot, f"if {expression}" if key == "b" else expression)
+        error = app.screen.query_one("#bp-error" if key == "b" else "#watch-error", Static)
+        assert_fits(app, error)
+        rows = [strip.text for strip in error.render_lines(Region(0, 0, *error.region.size))]
+        assert "unknown name 'freee'" in " ".join(rows)
+        assert caret_under(rows) == "freee"
+        source = next(row for row in rows if row.startswith("1 | "))
+        assert "…" in source and len(source.rstrip()) <= error.content_region.width

@@ -9,9 +9,13 @@ docs/decisions.md (a division by zero is located at its divisor)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
-from textual.widgets import Static
+import pytest
+from textual.geometry import Region
+from textual.widget import Widget
+from textual.widgets import Static, TabbedContent
 
 from pooltui.tui.app import PoolApp
 from tests.tui.conftest import SIZE, add_breakpoint, keys, settle, submit
@@ -66,3 +70,57 @@ async def test_a_watch_syntax_error_says_what_a_watch_expects() -> None:
             "session attributes"
         )
         assert app.watches == []
+
+
+def drawn(widget: Widget) -> list[str]:
+    """The rows a widget draws, as the terminal shows them."""
+    region = widget.region
+    return [strip.text for strip in widget.render_lines(Region(0, 0, region.width, region.height))]
+
+
+def caret_under(rows: list[str]) -> str:
+    """What the caret row points at in the row above it (a located error's two rows)."""
+    (row,) = [i for i, line in enumerate(rows) if re.fullmatch(r" *\| *\^+ *", line)]
+    start = rows[row].index("^")
+    end = rows[row].rindex("^") + 1
+    return rows[row - 1][start:end]
+
+
+@pytest.mark.parametrize(
+    ("condition", "error", "culprit"),
+    [
+        # fails at once, when the run takes it (free(kv) is 256 at the start)
+        ("free(kv) / 0 > 1", "1:12: division by zero", "0"),
+        # fails later, at the step that brings free(kv) to 208
+        ("1 / (free(kv) - 208) > 0", "1:6: division by zero", "free(kv) - 208"),
+        # wider than the Details tab: a window of it around the culprit, not wrapped
+        (
+            "free(kv) + free(kv) + free(kv) + free(kv) + free(kv) + free(kv) / 0 > 1",
+            "1:67: division by zero",
+            "0",
+        ),
+    ],
+)
+async def test_a_conditions_runtime_error_shows_a_caret_under_its_culprit_in_details(
+    condition: str, error: str, culprit: str
+) -> None:
+    # As a watch's error shows in its row: the expression, a caret under the culprit,
+    # the message; here in the Details tab, which the stop brings forward.
+    app = PoolApp.from_spec(SMALL)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await add_breakpoint(pilot, f"if {condition}")
+        await keys(pilot, "c")
+        assert app.stop == f"breakpoint #1 (if {condition}): error: {error}"
+        assert app.debugger is not None
+        body = app.debugger.query_one("#details-body", Static)
+        text = str(body.render())
+        assert f"error: {error}" in text
+        assert app.debugger.query_one("#side", TabbedContent).active == "details"
+        rows = drawn(body)
+        assert caret_under(rows) == culprit
+        if len(condition) < body.content_region.width - 4:
+            assert f"1 | {condition}" in text.splitlines()
+        await pilot.resize_terminal(120, 30)  # a narrower tab: fitted to it again
+        await pilot.pause()
+        assert body.content_region.width < 38 and caret_under(drawn(body)) == culprit
