@@ -100,10 +100,12 @@ async def test_an_event_past_the_end_says_there_is_no_such_event(typed: str, ind
         ("5e2", ("time", 500.0)),
         ("53.", ("time", 53.0)),
         ("1_000.5s", ("time", 1000.5)),
+        ("99999999999999999999", ("event", 99999999999999999999)),  # past a float's integers
     ],
 )
 def test_what_the_box_takes(typed: str, want: tuple[str, float]) -> None:
-    assert parse_goto(typed) == want
+    got = parse_goto(typed)
+    assert got == want and type(got[1]) is type(want[1])
 
 
 @pytest.mark.parametrize(
@@ -124,3 +126,16 @@ def test_other_scripts_digits_are_not_taken() -> None:
     for typed in ("١٢", "１２"):  # Arabic-Indic, fullwidth: int() and float() take them
         with pytest.raises(ValueError):
             parse_goto(typed)
+
+
+async def test_a_huge_event_number_is_said_as_typed() -> None:
+    # Far past any float's integers: `there is no event #N` says N as typed, not a
+    # float's nearest (99999999999999999999 read as 1e20).
+    typed = "99999999999999999999"
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await keys(pilot, "g")
+        await submit(pilot, typed)
+        assert at(app) == EVENTS - 1
+        assert app.stop is not None and app.stop.startswith(f"there is no event #{typed};")
