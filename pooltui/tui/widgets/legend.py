@@ -10,7 +10,7 @@ from rich.style import Style
 from rich.text import Text
 
 from pooltui.lang.words import number
-from pooltui.sim.snapshot import EntryView, PoolView
+from pooltui.sim.snapshot import EntryView, HoldView, PoolView
 from pooltui.tui.colors import (
     RANK_GLYPHS,
     Palette,
@@ -87,13 +87,23 @@ def marks_key(
     return text
 
 
-def protected_entries(pool: PoolView) -> tuple[frozenset[int], EntryView | None]:
-    """The sessions whose cache entry is protected (each waits on the pool: its own entry is
-    its hit, and its admission never evicts it, language.md §8.2), and the entry evicted
-    next: the first by rank whose session is not waiting."""
-    waiting = frozenset(item.session_id for item in pool.queue)
-    victim = next((e for e in pool.entries if e.session_id not in waiting), None)
-    return waiting, victim
+def waiting_hits(pool: PoolView) -> dict[int, int]:
+    """For each cache entry (by its index in `pool.entries`) of a session waiting on the
+    pool: how many of its blocks that session's admission would hit, as planned now. Those
+    leave the entry when it is admitted, before anything is evicted for it (language.md
+    §8.2); until then the entry is evicted in its rank like any other (§5.2)."""
+    unit = pool.block or 1
+    hits = {item.session_id: item.hit // unit for item in pool.queue if item.hit}
+    out: dict[int, int] = {}
+    if not hits or pool.blocks is None:
+        return out
+    contents = pool.blocks.contents
+    for i, e in enumerate(pool.entries):
+        upto = hits.get(e.session_id, 0)
+        n = sum(1 for b in e.physical if b < len(contents) and contents[b][1] < upto)
+        if n:
+            out[i] = n
+    return out
 
 
 def _lines(text: Text) -> int:
@@ -135,50 +145,8 @@ def pool_legend(
         text.append("\n")
     for row in shared:
         text.append_text(row + "\n")
-    unit = pool.block or 1
-    waiting, victim = protected_entries(pool)
-    name_w = max([len(h.session) for h in holds] + [len(e.session) for e in entries]) + 2
     shown_e = entries[: max(0, keep - len(holds))]
-    sizes = [f"holds {_n(h.blocks, 'block')} ({number(h.size, 4)} units)" for h in holds[:keep]]
-    sizes += [
-        f"cached {_n(e.blocks or -(-e.units // unit), 'block')} ({number(e.units, 4)} units)"
-        for e in shown_e
-    ]
-    size_w = max([SIZE_COLUMN - 2] + [len(size) for size in sizes]) + 2  # never run together
-    rows: list[Text] = []
-    for h in holds[:keep]:
-        row = Text()
-        colour = session_hex(h.session_id)
-        row.append("██", Style(color=colour))
-        row.append(" ")
-        name = session_text(h.session, h.session_id)
-        name.pad_right(max(0, name_w - len(h.session)))
-        row.append_text(name)
-        row.append(sizes[len(rows)].ljust(size_w))
-        row.append(f"computed {number(h.computed, 4)}{SEP}context {number(h.context, 4)}", "dim")
-        if h.reloading:
-            row.append(f"{SEP}reloading {number(h.reloading, 4)} units", "bold")
-        rows.append(row)
-    for e in shown_e:
-        row = Text()
-        colour = dimmed_hex(e.session_id, palette.background)
-        row.append(f"{rank_glyph(e.rank)} ", Style(color=contrast_text(colour), bgcolor=colour))
-        row.append(" ")
-        name = session_text(e.session, e.session_id)
-        name.pad_right(max(0, name_w - len(e.session)))
-        row.append_text(name)
-        row.append(sizes[len(rows)].ljust(size_w))
-        if e is victim:
-            row.append(f"rank {e.rank} = evicted next", "dim")
-        else:
-            row.append(f"rank {e.rank}", "dim")
-        if e.session_id in waiting:
-            row.append(f"{SEP}protected: {e.session} waits for {pool.label}", "bold")
-        if e.spilled:
-            row.append(f"{SEP}spilled here", "dim")
-        if not e.alive:
-            row.append(f"{SEP}session ended", "dim")
-        rows.append(row)
+    rows = _fit(pool, holds[:keep], shown_e, palette, width)
     if keep < total:
         more_h = max(0, len(holds) - keep)
         more_e = total - keep - more_h
@@ -187,9 +155,103 @@ def pool_legend(
             parts.append(_n(more_h, "hold"))
         if more_e:
             parts.append(_n(more_e, "cache entry", "cache entries"))
-        rows.append(Text("+" + " and ".join(parts) + " more", "dim"))
+        more = Text("+" + " and ".join(parts) + " more", "dim")
+        more.truncate(width, overflow="ellipsis")
+        rows.append(more)
     for i, row in enumerate(rows):
         if i:
             text.append("\n")
         text.append_text(row)
     return text
+
+
+def _fit(
+    pool: PoolView,
+    holds: tuple[HoldView, ...],
+    entries: tuple[EntryView, ...],
+    palette: Palette,
+    width: int,
+) -> list[Text]:
+    """The rows of `holds` and `entries`, each one line of at most `width` cells: the holds
+    in the first form all of theirs fit, the entries likewise (the figures whole, then
+    without the units, then the notes shortened, then the words), else the last form cut
+    with an ellipsis: a row never wraps, and a kind's rows keep one column and one form."""
+    forms = [_rows(pool, holds, entries, palette, form) for form in range(FORMS)]
+    rows: list[Text] = []
+    for lo, hi in ((0, len(holds)), (len(holds), len(holds) + len(entries))):
+        kind = next((f[lo:hi] for f in forms if all(r.cell_len <= width for r in f[lo:hi])), None)
+        if kind is None:
+            kind = forms[-1][lo:hi]
+            for row in kind:
+                row.truncate(width, overflow="ellipsis")
+        rows += kind
+    return rows
+
+
+FORMS = 4  # a row's forms, the widest first: see `_rows`
+
+
+def _rows(
+    pool: PoolView,
+    holds: tuple[HoldView, ...],
+    entries: tuple[EntryView, ...],
+    palette: Palette,
+    form: int,
+) -> list[Text]:
+    """A row per hold then per entry, in form 0 (`holds 9 blocks (142 units)`, a size
+    column of at least SIZE_COLUMN), 1 (`holds 9 blocks`), 2 (its notes shortened:
+    `ended`, `would hit 8`) or 3 (`9 blocks`)."""
+    unit = pool.block or 1
+    hits = waiting_hits(pool)
+    names = [h.session for h in holds] + [e.session for e in entries]
+    name_w = max(len(name) for name in names) + 2 if names else 0
+
+    def size(word: str, blocks: int, units: int) -> str:
+        if form == 3:
+            return _n(blocks, "block")
+        text = f"{word} {_n(blocks, 'block')}"
+        return f"{text} ({number(units, 4)} units)" if form == 0 else text
+
+    sizes = [size("holds", h.blocks, h.size) for h in holds]
+    sizes += [size("cached", e.blocks or -(-e.units // unit), e.units) for e in entries]
+    least = SIZE_COLUMN - 2 if form == 0 else 0
+    size_w = max([least] + [len(s) for s in sizes]) + 2  # never run together
+    rows: list[Text] = []
+    for h in holds:
+        row = Text()
+        row.append("██", Style(color=session_hex(h.session_id)))
+        row.append(" ")
+        _name(row, h.session, h.session_id, name_w)
+        row.append(sizes[len(rows)].ljust(size_w))
+        row.append(f"computed {number(h.computed, 4)}{SEP}context {number(h.context, 4)}", "dim")
+        if h.reloading:
+            units = " units" if form < 2 else ""  # short notes from form 2
+            row.append(f"{SEP}reloading {number(h.reloading, 4)}{units}", "bold")
+        rows.append(row)
+    for i, e in enumerate(entries):
+        row = Text()
+        colour = dimmed_hex(e.session_id, palette.background)
+        row.append(f"{rank_glyph(e.rank)} ", Style(color=contrast_text(colour), bgcolor=colour))
+        row.append(" ")
+        _name(row, e.session, e.session_id, name_w)
+        row.append(sizes[len(rows)].ljust(size_w))
+        # The rank is the simulator's eviction order (language.md §5.2): the next eviction
+        # takes rank 0, a waiting session's entry too, but for the blocks that session's
+        # own admission hits (§8.2), which leave the entry before it evicts anything.
+        row.append(f"rank {e.rank}" + (" = evicted next" if e.rank == 0 else ""), "dim")
+        hit = hits.get(i)
+        if hit:
+            what = _n(hit, "block") if form < 2 else str(hit)
+            row.append(f"{SEP}waits; would hit {what}", "bold")
+        if e.spilled:
+            row.append(f"{SEP}spilled here", "dim")
+        if not e.alive:
+            row.append(f"{SEP}{'session ended' if form < 2 else 'ended'}", "dim")
+        rows.append(row)
+    return rows
+
+
+def _name(row: Text, session: str, session_id: int, width: int) -> None:
+    name = session_text(session, session_id)
+    name.pad_right(max(0, width - len(session)))
+    row.append_text(name)

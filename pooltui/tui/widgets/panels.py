@@ -137,7 +137,9 @@ class PoolCard(SafeRender, Vertical):
     PoolCard { height: auto; margin-bottom: 1; }
     PoolCard.solo { height: 1fr; margin-bottom: 0; }
     PoolCard > .pool-head { height: auto; }
-    PoolCard > .pool-legend { height: auto; margin-top: 1; }
+    PoolCard > .pool-legend {
+        height: auto; margin-top: 1; text-wrap: nowrap; text-overflow: ellipsis;
+    }
     """
 
     LEGEND_LINES = 4  # a member of a family, or one of several pools
@@ -232,8 +234,11 @@ class PoolsPanel(SafeRender, VerticalScroll):
     """Every pool member, in declaration order. Redraws when the app sets `snapshot`,
     `palette` (on a theme change) or `inspected` (the block shown in Details)."""
 
+    # Its own overflow: Textual takes a widget's default CSS from its first base only
+    # (SafeRender), so VerticalScroll's `overflow-y: auto` is not inherited: pools below
+    # the fold were out of reach, with no scroll bar.
     DEFAULT_CSS = """
-    PoolsPanel { padding: 0 1; }
+    PoolsPanel { padding: 0 1; overflow-x: hidden; overflow-y: auto; scrollbar-size-vertical: 1; }
     """
 
     snapshot: reactive[Snapshot | None] = reactive(None, always_update=True, repaint=False)
