@@ -629,7 +629,10 @@ class DebuggerScreen(Screen[None]):
     @guarded
     def on_timeline_clicked(self, message: Timeline.Clicked) -> None:
         message.stop()
-        self.post_message(Drive("goto_time", time=message.time))
+        if message.index is not None:  # a mark: its event, not the column's middle time
+            self.post_message(Drive("goto", index=message.index))
+        else:
+            self.post_message(Drive("goto_time", time=message.time))
 
     @guarded
     def on_block_map_view_block_clicked(self, message: BlockMapView.BlockClicked) -> None:

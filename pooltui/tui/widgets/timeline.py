@@ -1,10 +1,13 @@
 """The timeline: a pool's utilisation over simulated time, with marks where it preempted,
-rejected or halted (Line API, two rows). Clicking a column goes to that time.
+rejected or halted (Line API, two rows). Clicking a column with a mark goes to the first
+event of the kind it shows (the column's first rejection under a ✗ that hides a ▲ too);
+clicking any other column goes to the column's middle time.
 
 It stays cheap for a run of a million events: time is cut into `BUCKETS` buckets over a
 range that doubles (two buckets merge into one) when the simulation outgrows it; each frame
 adds its snapshot's utilisation to one bucket and its new events' marks to theirs (read from
 the packed log: only the marked events are built), and drawing reads `BUCKETS` numbers.
+A bucket keeps the index of its first event of each mark, for a click to go to.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ GUTTER = 12
 # What a mark means, by moment; the first in this order wins a column.
 MARKS = (("halt", "■"), ("reject", "✗"), ("preempt", "▲"))
 MARK_OF = {"preempt": "preempt", "reject": "reject", "check-failed": "halt", "deadlock": "halt"}
+NONE = -1  # no event of that mark in the bucket
 
 
 class Timeline(StylePerRepaint):
@@ -42,11 +46,13 @@ class Timeline(StylePerRepaint):
     """
 
     class Clicked(Message):
-        """A column was clicked: go to this simulated time."""
+        """A column was clicked: go to the event `index` (the mark it shows), else (None:
+        no mark) to the simulated time `time`."""
 
-        def __init__(self, time: float) -> None:
+        def __init__(self, time: float, index: int | None = None) -> None:
             super().__init__()
             self.time = time
+            self.index = index
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
@@ -57,6 +63,8 @@ class Timeline(StylePerRepaint):
         self.span = 1.0  # the simulated seconds the buckets cover; doubles as needed
         self.level: list[float] = [math.nan] * BUCKETS  # utilisation 0..1, NaN: no sample
         self.marks: list[int] = [0] * BUCKETS  # bit i: MARKS[i] happened in the bucket
+        # first[i][b]: the index of the first event of MARKS[i] in bucket b (or NONE)
+        self.first: list[list[int]] = [[NONE] * BUCKETS for _ in MARKS]
         self.now = 0.0
         self.latest = 0.0  # the latest simulated time seen
         self.pool: str | None = None
@@ -80,6 +88,10 @@ class Timeline(StylePerRepaint):
             new_level[i] = a if math.isnan(b) else (b if math.isnan(a) else max(a, b))
             new_marks[i] = marks[2 * i] | marks[2 * i + 1]
         self.level, self.marks = new_level, new_marks
+        self.first = [
+            [_earliest(firsts[2 * i], firsts[2 * i + 1]) for i in range(half)] + [NONE] * half
+            for firsts in self.first
+        ]
         self.span *= 2
 
     def add(
@@ -96,15 +108,15 @@ class Timeline(StylePerRepaint):
         if find is not None:  # the simulator's log: only the marked events are read
             time_at = events.time_at  # type: ignore[attr-defined]
             for i in find(start, MARK_OF):
-                self._mark(time_at(i), MARK_OF[events.moment_at(i)])  # type: ignore[attr-defined]
+                self._mark(time_at(i), MARK_OF[events.moment_at(i)], i)  # type: ignore[attr-defined]
             if len(events) > start:
                 self._mark(time_at(len(events) - 1), None)  # times never decrease
         else:
             for i in range(start, len(events)):
                 ev = events[i]
-                self._mark(ev.time, MARK_OF.get(ev.moment))
+                self._mark(ev.time, MARK_OF.get(ev.moment), ev.index)
         if snap.halted and math.isfinite(snap.time):
-            self._mark(snap.time, "halt")
+            self._mark(snap.time, "halt", snap.event_index)
         finite = [p for p in snap.pools if math.isfinite(p.cap) and p.cap > 0]
         pool = next((p for p in finite if p.label == self.pool), finite[0] if finite else None)
         if pool is not None:
@@ -127,14 +139,18 @@ class Timeline(StylePerRepaint):
             self._bucket(self.latest)
         self.refresh()
 
-    def _mark(self, t: float, kind: str | None) -> None:
+    def _mark(self, t: float, kind: str | None, index: int = NONE) -> None:
         if math.isfinite(t):
             self.latest = max(self.latest, t)
             if kind is not None:
                 # The bucket first: finding it may double the range, which makes a new
                 # list of marks (`self.marks[self._bucket(t)] |= …` would mark the old).
                 b = self._bucket(t)
-                self.marks[b] |= 1 << _mark_bit(kind)
+                bit = _mark_bit(kind)
+                self.marks[b] |= 1 << bit
+                if index >= 0:
+                    firsts = self.first[bit]
+                    firsts[b] = _earliest(firsts[b], index)
 
     # ----------------------------------------------------------------- drawing
     def columns(self) -> int:
@@ -240,6 +256,26 @@ class Timeline(StylePerRepaint):
         shown = self._shown_buckets()
         return (col + 0.5) / cols * shown * self.span / BUCKETS
 
+    def mark_at(self, x: int) -> int | None:
+        """The event the mark in column x (content offset) stands for: the column's first
+        event of the kind its glyph shows (a halt over a rejection over a preemption);
+        None where it shows no mark (or the gutter)."""
+        col = x - GUTTER
+        cols = self.columns()
+        if col < 0 or col >= cols:
+            return None
+        start, end = self._column_spans(cols)[col]
+        bits = 0
+        for b in self.marks[start:end]:
+            bits |= b
+        for bit in range(len(MARKS)):
+            if bits & (1 << bit):
+                found = NONE
+                for index in self.first[bit][start:end]:
+                    found = _earliest(found, index)
+                return found if found >= 0 else None
+        return None
+
     def on_click(self, event: events.Click) -> None:
         offset = event.get_content_offset(self)
         if offset is None:
@@ -247,7 +283,7 @@ class Timeline(StylePerRepaint):
         t = self.time_at(offset.x)
         if t is not None:
             event.stop()
-            self.post_message(self.Clicked(t))
+            self.post_message(self.Clicked(t, self.mark_at(offset.x)))
 
 
 def timeline_figure(program: object) -> str | None:
@@ -271,6 +307,11 @@ def timeline_expression(program: object, compile_expression: Callable[..., Any])
         return compile_expression(text, program) if text is not None else None
     except Exception:
         return None
+
+
+def _earliest(a: int, b: int) -> int:
+    """The earlier of two event indices, NONE being none."""
+    return b if a < 0 else (a if b < 0 else min(a, b))
 
 
 def _mark_bit(kind: str) -> int:
