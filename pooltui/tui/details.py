@@ -30,6 +30,13 @@ def events_total_text(snap: Snapshot, ended: bool) -> str:
     return f"{snap.events_total} so far"
 
 
+def events_count_text(snap: Snapshot, ended: bool) -> str:
+    """`events_total_text` as a count of events: `1925 events`, `58 events so far`."""
+    total = snap.events_total
+    noun = "event" if total == 1 else "events"
+    return events_total_text(snap, ended).replace(f"{total}", f"{total} {noun}", 1)
+
+
 def status_fields(
     spec_name: str,
     snap: Snapshot | None,
@@ -49,9 +56,13 @@ def status_fields(
     fields = [Field(Text(spec_name, Style(bold=True)), 6, plain)]
     if snap is not None:
         fields.append(Field(Text(f"t={seconds(snap.time, 4)}"), 8, plain))
-        where = "start" if snap.event_index < 0 else f"event #{snap.event_index}"
-        fields.append(Field(Text(where), 10, plain))
-        fields.append(Field(Text(f"of {events_total_text(snap, ended)}"), 5, Text(" ")))
+        if snap.event_index >= 0:
+            fields.append(Field(Text(f"event #{snap.event_index}"), 10, plain))
+            fields.append(Field(Text(f"of {events_total_text(snap, ended)}"), 5, Text(" ")))
+        else:  # before event 0: "start of 0 so far" read as nonsense
+            fields.append(Field(Text("at the start"), 10, plain))
+            if snap.events_total:  # back at the start: how many there are (so far)
+                fields.append(Field(Text(events_count_text(snap, ended)), 5, plain))
     if running:
         fields.append(Field(Text("▶ running", running_style), 10, plain))
     else:

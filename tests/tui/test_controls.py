@@ -41,7 +41,7 @@ async def test_opens_paused_before_the_first_event() -> None:
         await settle(pilot)
         assert isinstance(app.screen, DebuggerScreen)
         assert app.snapshot is not None and app.snapshot.event_index == -1
-        assert "start of" in status(app) and "paused" in status(app)
+        assert "at the start" in status(app) and "paused" in status(app)
         notes = str(app.screen.query_one("#notes-body", Static).content)
         assert notes.startswith("Six chats share a small KV cache")
 

@@ -96,6 +96,26 @@ async def test_the_event_count_says_so_far_until_the_run_ends() -> None:
         assert f"event #{total - 2} of {total} ·" in status(app)
 
 
+async def test_the_status_at_the_start_reads_at_the_start() -> None:
+    """Before any event the status says where it is, not `start of 0 so far`; back at the
+    start after some steps, how many events there are so far (or all of them)."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert "at the start ·" in status(app)
+        assert "start of" not in status(app) and "so far" not in status(app)
+        await keys(pilot, "n", "n", "p", "p")
+        assert app.snapshot is not None and app.snapshot.event_index == -1
+        recorded = app.snapshot.events_total
+        assert f"at the start · {recorded} events so far ·" in status(app)
+        await keys(pilot, "c")
+        total = app.snapshot.events_total
+        app.send("goto", index=0)
+        await settle(pilot)
+        await keys(pilot, "p")
+        assert f"at the start · {total} events ·" in status(app)
+
+
 async def test_a_resident_between_iterations_is_idle_not_waiting() -> None:
     """`waiting` reads as vLLM's waiting queue; a resident between two iterations is idle."""
     app = PoolApp.from_spec(str(SPECS / "small.pool"))
