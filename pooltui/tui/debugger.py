@@ -56,6 +56,7 @@ from pooltui.tui.widgets.source import SourceView
 from pooltui.tui.widgets.statictext import set_text
 from pooltui.tui.widgets.statusline import StatusLine
 from pooltui.tui.widgets.timeline import Timeline
+from pooltui.tui.widgets.whyline import WhyLine
 
 
 def why_text(event: Event | None) -> Text:
@@ -277,7 +278,7 @@ class DebuggerScreen(Screen[None]):
             )
             teach.border_title = "Notes"
             yield teach
-        yield Static(id="why", markup=False)
+        yield WhyLine(id="why")
         yield Static(keys_line(), id="keys", markup=False)
         yield KeyBar()
 
@@ -322,6 +323,7 @@ class DebuggerScreen(Screen[None]):
         self.key_line = event.size.width < KEY_LINE_WIDTH
         for footer in self.query(KeyBar):
             footer.compact = event.size.width < COMPACT_WIDTH
+        self.call_after_refresh(self.show_why)  # its cap is a third of the screen's height
         self._apply_layout()
 
     def watch_narrow(self) -> None:
@@ -457,11 +459,12 @@ class DebuggerScreen(Screen[None]):
 
     def show_why(self) -> None:
         """The why of the event the log's selection is on (if it moved last), else of the
-        current event: whole, wrapped, under the panels (the log cuts long ones)."""
+        current event: whole, wrapped, under the panels (the log cuts long ones); one
+        longer than a third of the screen scrolls, and says so."""
         # `query_one` by id, not `query`: a query matched every node's CSS, ~0.5 ms a frame.
         try:
             log = self.query_one("#events", EventLog)
-            bar = self.query_one("#why", Static)
+            bar = self.query_one("#why", WhyLine)
         except NoMatches:
             return  # not composed yet, or its compose failed (its message shows instead)
         event = None
@@ -469,7 +472,7 @@ class DebuggerScreen(Screen[None]):
             event = log.event_at(log.selected)
         if event is None and self.snapshot is not None:
             event = self.snapshot.last_event
-        set_text(bar, why_text(event), wrap=True, grow_only=self.grow_only)
+        bar.show(why_text(event), grow_only=self.grow_only)
 
     def watch_running(self) -> None:
         self._bindings_changed()

@@ -4,14 +4,19 @@ the panels that wraps (the event log cuts long ones)."""
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
+from textual import events
 from textual.geometry import Region
 from textual.widget import Widget
 
 from pooltui.tui.app import PoolApp
+from pooltui.tui.details import details_text
+from pooltui.tui.widgets.blockmap import BlockMapView
 from tests.tui.conftest import make_app, settle
 from tests.tui.fakesim import FakeSim
+from tests.tui.test_layout import visible
 
 LONG_WHY = (
     "chat[3] is preempted: kv needs 2 more blocks for chat[1]'s decode and has none free; "
@@ -63,3 +68,47 @@ async def test_the_why_follows_the_log_selection() -> None:
         app.debugger.query_one(EventLog).selected = 3
         await pilot.pause()
         assert " ".join(LONG_WHY.split()) in on_screen(app, why)
+
+
+MANY = str(Path(__file__).parent / "specs" / "many.pool")
+
+
+@pytest.mark.parametrize(("size", "cut"), [((80, 24), True), ((120, 30), True), ((160, 48), False)])
+async def test_a_why_too_long_for_its_lines_says_so_and_scrolls(
+    size: tuple[int, int], cut: bool
+) -> None:
+    """tests/tui/specs/many.pool, event 180: an iteration that admits sixty sessions, a why
+    of twenty lines at 80 columns (fifteen at 120, eleven at 160). The why's line wraps it
+    up to a third of the screen (all of it at 160x48); past that it ends with a `…` that
+    says there is more, scrolling it shows the rest, and
+    the Details tab has all of it. At 80x24 the block map keeps its first row and the key
+    line stays."""
+    app = PoolApp.from_spec(MANY)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        app.send("goto", index=180)
+        await settle(pilot)
+        assert app.debugger is not None and app.snapshot is not None
+        event = app.snapshot.last_event
+        assert event is not None and "conversation_request[59]" in event.why
+        why = app.debugger.query_one("#why")
+        assert 3 <= why.region.height <= size[1] // 3
+        shown = on_screen(app, why)
+        if not cut:
+            assert "…" not in shown and " ".join(event.why.split()) in shown
+        else:
+            assert "…" in shown and "conversation_request[59]" not in shown
+        seen = shown
+        for _ in range(40):  # the mouse wheel over it shows the rest
+            x, y = why.region.x + 2, why.region.y + 1
+            why.post_message(events.MouseScrollDown(why, 2, 1, 0, 1, 0, False, False, False, x, y))
+            await pilot.pause()
+            seen += " " + on_screen(app, why)
+        assert "conversation_request[59]" in seen
+        words = " ".join(event.why.split()).split(" ")
+        assert all(word in seen for word in words)
+        assert event.why in str(details_text(app.snapshot, halted=None, inspecting=None))
+        if size == (80, 24):
+            view = app.debugger.query_one(BlockMapView)
+            assert visible(app, "BlockMapView") and view.scroll_offset.y == 0
+            assert visible(app, "#keys")
