@@ -67,7 +67,13 @@ def status_fields(
         fields.append(Field(Text("▶ running", running_style), 10, plain))
     else:
         fields.append(Field(Text("paused", Style(bold=True)), 10, plain))
-    if stop and not (stop == "paused" and not running):  # not "paused — paused"
+    at_start = snap is not None and snap.event_index < 0
+    # Not "paused — paused", nor "at the start · paused — at the start".
+    if (
+        stop
+        and not (stop == "paused" and not running)
+        and not (at_start and stop == "at the start")
+    ):
         # What stopped it stays longest after where we are: the counts go first.
         fields.append(Field(Text(stop, Style(bold=True)), 9, Text(" — ", "dim")))
     fields.append(Field(Text(f"speed {rate}/s", "dim"), 2, dim))

@@ -102,12 +102,15 @@ async def test_the_status_at_the_start_reads_at_the_start() -> None:
     app = make_app()
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        assert "at the start ·" in status(app)
+        assert "at the start ·" in status(app) and status(app).count("at the start") == 1
         assert "start of" not in status(app) and "so far" not in status(app)
         await keys(pilot, "n", "n", "p", "p")
         assert app.snapshot is not None and app.snapshot.event_index == -1
         recorded = app.snapshot.events_total
         assert f"at the start · {recorded} events so far ·" in status(app)
+        app.send("goto", index=-1)  # the go-to's stop says "at the start" too: once
+        await settle(pilot)
+        assert status(app).count("at the start") == 1
         await keys(pilot, "c")
         total = app.snapshot.events_total
         app.send("goto", index=0)
