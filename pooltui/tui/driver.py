@@ -269,6 +269,16 @@ class Controller:
         assert now is not None
         return bps.follow(now, self.sim.evaluate if prime else None)
 
+    def _took_breakpoints(
+        self, cmd: Command, post: Callable[[Frame], None], bps: BreakpointSet
+    ) -> bool:
+        """A run going forward takes the user's breakpoints as they are now; False when a
+        condition among them cannot be evaluated (the run stops there, saying so)."""
+        problem = self._follow_breakpoints(bps)
+        if problem is not None:
+            post(self.frame(cmd, hit=problem, bps=bps))
+        return problem is None
+
     def _probe(self, bps: BreakpointSet | None) -> None:
         """The simulation evaluates the run's conditions as each event happens (`probe`),
         rather than the state being replayed inside an action after each step."""
@@ -476,9 +486,7 @@ class Controller:
                 post(self.frame(cmd, stop="paused", stop_kind="pause", bps=bps))
                 return False
             if self._breakpoints_now is not None:
-                problem = self._follow_breakpoints(bps)
-                if problem is not None:
-                    post(self.frame(cmd, hit=problem, bps=bps))
+                if not self._took_breakpoints(cmd, post, bps):
                     return False
                 if rate is None and not bps.active():
                     return True
@@ -528,9 +536,7 @@ class Controller:
                 post(self.frame(cmd, stop="paused", stop_kind="pause", bps=bps))
                 return False
             if self._breakpoints_now is not None:
-                problem = self._follow_breakpoints(bps)
-                if problem is not None:
-                    post(self.frame(cmd, hit=problem, bps=bps))
+                if not self._took_breakpoints(cmd, post, bps):
                     return False
                 if bps.active():
                     return True

@@ -1,10 +1,15 @@
-"""The spec's opening comment as prose for the Notes panel: its hard line breaks are the
-author's terminal width, not meaning, so lines are joined into paragraphs and list items
-(a blank line ends a paragraph; a line starting with `-`, `*` or `N.` starts an item)."""
+"""Text laid out for the width it is shown at. The spec's opening comment as prose for the
+Notes panel (`reflow`): its hard line breaks are the author's terminal width, not meaning,
+so lines are joined into paragraphs and list items (a blank line ends a paragraph; a line
+starting with `-`, `*` or `N.` starts an item). Pieces that must not be split (a key and
+what it does, a mark and its meaning) flowed onto lines of a width (`flowed`)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+
+from rich.text import Text
 
 _ITEM = re.compile(r"^\s*(?:[-*]|\d+[.)])\s+")
 
@@ -32,3 +37,24 @@ def reflow(text: str) -> str:
     flush()
     out = "\n".join(blocks)
     return re.sub(r"\n{3,}", "\n\n", out).strip("\n")
+
+
+def flowed(rows: Iterable[Iterable[Text]], width: int | None, gap: str) -> Text:
+    """Each row's pieces `gap` apart, going on to a new line before a piece that would
+    pass `width`: a piece (a key and its moment, an example to type) is never split
+    across two lines, as wrapping at any space would."""
+    text = Text()
+    for number, pieces in enumerate(rows):
+        if number:
+            text.append("\n")
+        used = 0
+        for piece in pieces:
+            if used and width is not None and used + len(gap) + piece.cell_len > width:
+                text.append("\n")
+                used = 0
+            elif used:
+                text.append(gap)
+                used += len(gap)
+            text.append_text(piece)
+            used += piece.cell_len
+    return text

@@ -20,6 +20,7 @@ from pooltui.tui.breakpoints import BreakpointError, BreakpointSet
 from pooltui.tui.goto import GotoError, parse_goto
 from pooltui.tui.loading import unreadable
 from pooltui.tui.messages import BreakpointsChanged, Reload, WatchesChanged, guarded_compose
+from pooltui.tui.prose import flowed
 from pooltui.tui.widgets.keybar import KeyBar
 
 ROOMY = 1000  # a width every layout fits in: the text as a big terminal shows it
@@ -95,27 +96,6 @@ def prose(*rows: str) -> Fitted:
     TeX), so an example to type or a key and what it does stay on one line."""
     pieces = [[Text(word.replace("~", " ")) for word in row.split(" ")] for row in rows]
     return Fitted(lambda width: flowed(pieces, width, " "))
-
-
-def flowed(rows: Iterable[Iterable[Text]], width: int, gap: str) -> Text:
-    """Each row's pieces `gap` apart, going on to a new line before a piece that would
-    pass `width`: a piece (a key and its moment, an example to type) is never split
-    across two lines, as wrapping at any space would."""
-    text = Text()
-    for number, pieces in enumerate(rows):
-        if number:
-            text.append("\n")
-        used = 0
-        for piece in pieces:
-            if used and used + len(gap) + piece.cell_len > width:
-                text.append("\n")
-                used = 0
-            elif used:
-                text.append(gap)
-                used += len(gap)
-            text.append_text(piece)
-            used += piece.cell_len
-    return text
 
 
 def _key_label(key: str) -> str:

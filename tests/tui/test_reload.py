@@ -116,29 +116,13 @@ async def test_reload_past_the_new_end_stops_at_the_end(tmp_path: Path) -> None:
         assert app.stop is not None and f"no event #{end}" in app.stop
 
 
-async def test_reload_of_a_deleted_spec_says_so_without_the_command_lines_prefix(
-    tmp_path: Path,
-) -> None:
-    # The app is not a command line: what it shows has no `pooltui:` in front (the line
-    # `pooltui SPEC` prints when it cannot even open has).
-    path = spec(tmp_path)
-    app = PoolApp.from_spec(str(path))
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        old_sim = app.sim
-        path.unlink()
-        await keys(pilot, "ctrl+r")
-        assert app.sim is old_sim
-        text = details(app)
-        assert f"cannot read '{path}': No such file or directory" in text
-        assert "pooltui:" not in text
-
-
 async def test_reload_of_a_deleted_spec_says_it_cannot_be_read_not_that_it_does_not_compile(
     tmp_path: Path,
 ) -> None:
     # A file that is gone is not a spec with errors: Details and the status say it cannot
-    # be read, and the simulation before stays.
+    # be read, and the simulation before stays. The app is not a command line: what it
+    # shows has no `pooltui:` in front (the line `pooltui SPEC` prints when it cannot even
+    # open has).
     path = spec(tmp_path)
     app = PoolApp.from_spec(str(path))
     async with app.run_test(size=SIZE) as pilot:
@@ -150,6 +134,8 @@ async def test_reload_of_a_deleted_spec_says_it_cannot_be_read_not_that_it_does_
         text = details(app)
         assert text.startswith("The spec cannot be read:\n")
         assert "compile" not in text
+        assert f"cannot read '{path}': No such file or directory" in text
+        assert "pooltui:" not in text
         assert app.stop == "reload: the spec cannot be read; the simulation before it stays"
 
 

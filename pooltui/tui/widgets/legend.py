@@ -20,6 +20,7 @@ from pooltui.tui.colors import (
     rank_glyph,
     session_hex,
 )
+from pooltui.tui.prose import flowed
 from pooltui.tui.widgets import sharing
 
 SEP = " · "
@@ -64,8 +65,7 @@ def marks_key(
     """What the marks drawn on the block map mean (only those it shows now), each drawn as
     the map draws it, on as many lines of `width` as they take (a mark is never cut).
     `top_rank`: the deepest eviction rank on the map, for the rank digits' key."""
-    text = Text()
-    line = 0
+    items: list[Text] = []
     for name in marks:
         glyph, meaning = MARKS[name]
         if name == "ranks":
@@ -76,15 +76,8 @@ def marks_key(
         style = on(palette.highlight) if name == "event-shared" else None
         item.append(glyph, style or Style(bold=True, color=palette.highlight))
         item.append(f" {meaning}", "dim")
-        if line and width is not None and line + len(MARK_GAP) + item.cell_len > width:
-            text.append("\n")
-            line = 0
-        elif line:
-            text.append(MARK_GAP)
-            line += len(MARK_GAP)
-        text.append_text(item)
-        line += item.cell_len
-    return text
+        items.append(item)
+    return flowed([items], width, MARK_GAP)
 
 
 def waiting_hits(pool: PoolView) -> dict[int, int]:
