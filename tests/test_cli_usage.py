@@ -143,3 +143,21 @@ def test_a_file_names_control_characters_are_escaped_when_it_cannot_be_read(
     shown = str(tmp_path / "a\\u001b[31mb\\u0007.pool")
     assert out == ""
     assert err == f"pooltui: cannot read '{shown}': No such file or directory\n"
+
+
+def test_a_file_names_control_characters_are_escaped_where_it_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # docs/decisions.md: file names are printed with their control characters escaped;
+    # `check`'s ok line and `cannot write` name files too.
+    odd = tmp_path / "a\x1b[2Jb.pool"
+    odd.write_text(Path(SPEC).read_text())
+    assert main(["check", str(odd)]) == 0
+    out, _ = capsys.readouterr()
+    assert out.startswith(str(tmp_path / "a\\u001b[2Jb.pool") + ": ok — ")
+    assert "\x1b" not in out
+    unwritable = tmp_path / "no such folder" / "t\x1bx.jsonl"
+    assert main(["run", SPEC, "--quiet", "--trace", str(unwritable)]) == 1
+    _, err = capsys.readouterr()
+    assert "\x1b" not in err
+    assert f"cannot write {tmp_path / 'no such folder' / 't'}\\u001bx.jsonl" in err

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from pooltui.cli.output import emit
-from pooltui.lang.errors import SpecError
+from pooltui.lang.errors import SpecError, escaped
 from pooltui.lang.ir import Program
 from pooltui.lang.words import count
 
@@ -54,7 +54,7 @@ def run_check(spec: str) -> int:
     program = compile_or_say(spec)
     if program is None:
         return 1
-    emit(f"{spec}: ok — {summary(program)}")
+    emit(f"{escaped(spec)}: ok — {summary(program)}")
     return 0
 
 

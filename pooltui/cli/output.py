@@ -17,6 +17,8 @@ import sys
 from collections.abc import Iterable, Iterator
 from typing import IO
 
+from pooltui.lang.errors import escaped
+
 
 class OutputError(Exception):
     """A file the run was asked to write cannot be written; str() is the whole message."""
@@ -24,7 +26,7 @@ class OutputError(Exception):
     def __init__(self, path: str, reason: str) -> None:
         self.path = path
         self.reason = reason
-        super().__init__(f"cannot write {path}: {reason}")
+        super().__init__(f"cannot write {escaped(path)}: {reason}")  # (a name can hold escapes)
 
 
 def reason(exc: BaseException) -> str:

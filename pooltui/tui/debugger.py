@@ -23,6 +23,7 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Static, Tab, TabbedContent, TabPane, Tabs
 
+from pooltui.lang.errors import escaped
 from pooltui.sim.events import MOMENTS, Event
 from pooltui.sim.snapshot import Snapshot
 from pooltui.tui.colors import Palette, session_hex
@@ -248,7 +249,7 @@ class DebuggerScreen(Screen[None]):
         super().__init__()
         self.carry = carry or {}  # the layout of the screen this one replaces (a reload)
         self.sim = sim
-        self.spec_name = spec_name
+        self.spec_name = escaped(spec_name)  # a file name can hold terminal escapes
         program = getattr(sim, "program", None)
         self.source_text = getattr(program, "source", "") or ""
         self.header_comment = getattr(program, "header_comment", "") or ""

@@ -146,6 +146,8 @@ async def test_a_reloaded_spec_names_control_characters_escaped(tmp_path: Path) 
     app = PoolApp.from_spec(str(path))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
+        status = str(app.screen.query_one("#status", Static).render())
+        assert status.startswith("a\\u001b[31mb.pool") and "\x1b" not in status  # its name
         path.unlink()
         await keys(pilot, "ctrl+r")
         text = details(app)
