@@ -75,7 +75,7 @@ def status_fields(
         and not (at_start and stop == "at the start")
     ):
         # What stopped it stays longest after where we are: the counts go first.
-        fields.append(Field(Text(stop, Style(bold=True)), 9, Text(" — ", "dim")))
+        fields.append(Field(Text(stop, Style(bold=True)), 9, Text(" — ", "dim"), cut=True))
     fields.append(Field(Text(f"speed {rate}/s", "dim"), 2, dim))
     active, every = breakpoints
     if every:

@@ -18,6 +18,8 @@ from textual.widgets import Static
 
 from pooltui.tui.widgets.statictext import set_text
 
+CUT_LEAST = 16  # cells: a cut field shorter than this says too little to keep
+
 
 class Field(NamedTuple):
     """A field of the status line, with the separator drawn before it when a field is
@@ -27,6 +29,7 @@ class Field(NamedTuple):
     text: Text
     priority: int
     sep: Text
+    cut: bool = False  # words: cut between them (with …) rather than dropped whole
 
 
 def fit(fields: Sequence[Field], width: int | None) -> Text:
@@ -38,7 +41,13 @@ def fit(fields: Sequence[Field], width: int | None) -> Text:
         return sum(f.text.cell_len for f in kept) + sum(f.sep.cell_len for f in kept[1:])
 
     while width is not None and len(kept) > 1 and length() > width:
-        del kept[min(range(len(kept)), key=lambda i: (kept[i].priority, -i))]
+        i = min(range(len(kept)), key=lambda i: (kept[i].priority, -i))
+        f = kept[i]
+        room = width - (length() - f.text.cell_len)
+        if f.cut and room >= CUT_LEAST:  # a long stop: its first words, not nothing
+            kept[i] = f._replace(text=cut_between_words(f.text, room))
+            break
+        del kept[i]
     # One run per style (runs of the same style joined): an exported screenshot draws a
     # run of spaces alone as its background only, so the spaces after the name go with it.
     runs: list[tuple[str, str | Style]] = []
@@ -58,6 +67,16 @@ def fit(fields: Sequence[Field], width: int | None) -> Text:
         text.rstrip()
         text.append("…")
     return text
+
+
+def cut_between_words(text: Text, room: int) -> Text:
+    """`text`'s first words and `…`, in `room` cells (a word cut only when the first is
+    longer than that)."""
+    cut = text.plain.rfind(" ", 0, max(0, room - 1))
+    out = text[: cut if cut > 0 else max(0, room - 1)]
+    out.rstrip()
+    out.append("…")
+    return out
 
 
 class StatusLine(Static):
