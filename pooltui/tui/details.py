@@ -16,7 +16,8 @@ from pooltui.lang.errors import fit
 from pooltui.lang.words import number, seconds
 from pooltui.sim.snapshot import Shown, Snapshot
 from pooltui.tui.loading import unreadable
-from pooltui.tui.widgets.panels import QUEUE_ROWS, inspect_block_text, inspect_session_text
+from pooltui.tui.widgets.inspector import inspect_block_text, inspect_session_text
+from pooltui.tui.widgets.panels import QUEUE_ROWS
 from pooltui.tui.widgets.statusline import Field
 
 HALTS = ("violation", "error", "halt")

@@ -15,7 +15,8 @@ from pooltui.sim.snapshot import QUEUE_PLANNED
 from pooltui.tui import pacing
 from pooltui.tui.app import PoolApp
 from pooltui.tui.pacing import Pacing
-from pooltui.tui.widgets.panels import QueuePanel, inspect_session_text
+from pooltui.tui.widgets.inspector import inspect_session_text
+from pooltui.tui.widgets.panels import QueuePanel
 from pooltui.tui.widgets.rows import Row, TextRows
 from tests.sim.helpers import sim_of
 from tests.sim.test_snapshot_scale import LONG_QUEUE

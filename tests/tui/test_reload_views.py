@@ -17,8 +17,9 @@ from pooltui.cli.main import main
 from pooltui.tui.app import PoolApp
 from pooltui.tui.breakpoints import BreakpointError, Names, moment_matches, parse_breakpoint
 from pooltui.tui.colors import Palette
+from pooltui.tui.widgets.inspector import inspect_block_text
 from pooltui.tui.widgets.legend import marks_key, pool_legend
-from pooltui.tui.widgets.panels import inspect_block_text, stage_text
+from pooltui.tui.widgets.panels import stage_text
 from tests.sim.helpers import of, run_all, sim_of
 from tests.sim.test_reload import example
 from tests.tui.conftest import SIZE, add_breakpoint, keys, settle

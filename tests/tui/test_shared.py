@@ -33,8 +33,9 @@ from pooltui.sim import Simulation
 from pooltui.tui.app import PoolApp
 from pooltui.tui.breakpoints import BreakpointError, BreakpointSet, Names, parse_breakpoint
 from pooltui.tui.widgets.blockmap import BlockMapView
+from pooltui.tui.widgets.inspector import inspect_block_text
 from pooltui.tui.widgets.legend import pool_legend
-from pooltui.tui.widgets.panels import inspect_block_text, pool_head
+from pooltui.tui.widgets.panels import pool_head
 from pooltui.tui.widgets.sharing import shared_blocks, shared_groups
 from tests.tui.conftest import SIZE, add_breakpoint, keys, settle
 
