@@ -153,6 +153,9 @@ class PoolCard(SafeRender, Vertical):
         self.map: BlockMapView | None = BlockMapView(pool) if pool.blocks is not None else None
         self.legend = Static(classes="pool-legend")
         self._map_height: int | None = None
+        self._shown: tuple[Violation | None, Event | None, Palette] | None = None
+        self._fitted_at: Size | None = None  # the size its texts were made for
+        self._screen_at = Size()  # the screen's size at its last resize
 
     @guarded_compose
     def compose(self) -> ComposeResult:
@@ -187,12 +190,19 @@ class PoolCard(SafeRender, Vertical):
         violation: Violation | None,
         event: Event | None,
         palette: Palette,
+        *,
+        fitting: bool = False,
     ) -> None:
+        """Show `pool`. `fitting`: for a new size of the card (a layout is made anyway),
+        its texts fitted to it even while heights only grow."""
         self.pool = pool
+        self._shown = (violation, event, palette)
+        self._fitted_at = self.size
+        grow = grows_only(self) and not fitting
         width = max(10, (self.size.width or 60) - 2)
         head = pool_head(pool, violation, width, palette)
         # The head's lines as shown: while heights only grow, fewer keep their height.
-        lines = self.legend_lines(set_text(self.head, head, grow_only=grows_only(self)))
+        lines = self.legend_lines(set_text(self.head, head, grow_only=grow))
         highlight: frozenset[int] = frozenset()
         vblocks: frozenset[int] = frozenset()
         marks: tuple[str, ...] = ()
@@ -205,7 +215,7 @@ class PoolCard(SafeRender, Vertical):
         set_text(
             self.legend,
             pool_legend(pool, lines, palette, marks, width),
-            grow_only=grows_only(self),
+            grow_only=grow,
         )
         if self.map is not None:
             self.map.set_palette(palette)
@@ -214,6 +224,22 @@ class PoolCard(SafeRender, Vertical):
                 self.map.scroll_to_block(min(vblocks))
             elif highlight:
                 self.map.scroll_to_block(min(highlight))
+
+    def on_resize(self, event: events.Resize) -> None:
+        # Made for the size it had when its panel's snapshot came (or its panel's own
+        # resize, which comes before the cards are laid out again): the legend's lines and
+        # the map's rows fit that size, not this one (after 80x24 -> 100x28 every row was
+        # folded; made for one line more, the last row hid under the panel's border).
+        # Fitted again, but while heights only grow, not for more height on the same
+        # screen (all it shows is still seen; the next frame fits it): a second layout.
+        fitted, shown = self._fitted_at, self._shown
+        screen, self._screen_at = self._screen_at, self.screen.size
+        if shown is None or fitted is None or fitted == self.size:
+            return
+        taller = fitted.width == self.size.width and fitted.height < self.size.height
+        if grows_only(self) and screen == self.screen.size and taller:
+            return
+        self.update_pool(self.pool, *shown, fitting=True)
 
 
 def _safe(label: str) -> str:

@@ -1,0 +1,60 @@
+"""The pools panel's legend fits the panel as it is now: after any resizes it is the legend
+a fresh start at that size shows, every line of it inside the panel; and a row too wide
+for its width gives up its less important parts, never cutting a field in the middle.
+
+specs/vllm_v1.pool, by its trace: after #54 chat[3] waits and its cached entry is rank 0,
+its admission would hit 8 blocks; after #237 chat[1]'s entry is cached and its session
+ended (test_legend.py's docstring has the rest)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.widgets import Static
+
+from pooltui.tui.app import PoolApp
+from pooltui.tui.widgets.panels import PoolsPanel
+from tests.tui.conftest import settle
+
+SPECS = Path(__file__).parents[2] / "specs"
+
+
+async def _legend_at(pilot: object, index: int) -> str:
+    app = pilot.app  # type: ignore[attr-defined]
+    await settle(pilot)  # type: ignore[arg-type]
+    app.send("goto", index=index)
+    await settle(pilot)  # type: ignore[arg-type]
+    return str(app.screen.query_one(".pool-legend", Static).content)
+
+
+async def _fresh(index: int, size: tuple[int, int]) -> str:
+    app = PoolApp.from_spec(str(SPECS / "vllm_v1.pool"))
+    async with app.run_test(size=size) as pilot:
+        return await _legend_at(pilot, index)
+
+
+@pytest.mark.parametrize(
+    "sizes", [[(80, 24), (100, 28)], [(120, 30), (100, 28)], [(80, 24), (120, 30), (100, 28)]]
+)
+async def test_after_resizes_the_legend_is_a_fresh_starts_and_all_on_screen(
+    sizes: list[tuple[int, int]],
+) -> None:
+    """Opened at the first size, at #237, resized to each next: the legend is the one a
+    start at the last size shows, with no blank line, and every line of it inside the
+    panel (none hidden under its border)."""
+    expected = await _fresh(237, sizes[-1])
+    app = PoolApp.from_spec(str(SPECS / "vllm_v1.pool"))
+    async with app.run_test(size=sizes[0]) as pilot:
+        await _legend_at(pilot, 237)
+        for size in sizes[1:]:
+            await pilot.resize_terminal(*size)
+            await settle(pilot)
+        widget = app.screen.query_one(".pool-legend", Static)
+        text = str(widget.content)
+        assert text == expected
+        assert all(line.strip() for line in text.splitlines()), text
+        inside = app.screen.query_one(PoolsPanel).content_region
+        assert inside.contains_region(widget.region), (widget.region, inside)
+        assert widget.region.height == len(text.splitlines())
+    assert "chat" in expected or "more" in expected  # a row or the count of those folded
