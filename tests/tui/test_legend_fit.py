@@ -8,6 +8,7 @@ ended (test_legend.py's docstring has the rest)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,11 @@ from pooltui.tui.widgets.panels import PoolsPanel
 from tests.tui.conftest import settle
 
 SPECS = Path(__file__).parents[2] / "specs"
+# A row's fields after its size column, each whole (language.md's words, the legend's forms).
+FIELD = re.compile(
+    r"rank \d+( = evicted next)?|waits; would hit \d+( blocks?)?|(session )?ended"
+    r"|spilled here|computed [\d.]+\w?|context [\d.]+\w?|reloading [\d.]+\w?( units)?"
+)
 
 
 async def _legend_at(pilot: object, index: int) -> str:
@@ -58,3 +64,36 @@ async def test_after_resizes_the_legend_is_a_fresh_starts_and_all_on_screen(
         assert inside.contains_region(widget.region), (widget.region, inside)
         assert widget.region.height == len(text.splitlines())
     assert "chat" in expected or "more" in expected  # a row or the count of those folded
+
+
+def _cut_fields(text: str) -> list[str]:
+    """The fields of the legend's rows that are not whole (a cut marked `…` is allowed
+    only between fields)."""
+    bad = []
+    for line in text.splitlines():
+        notes = ("computed ", "rank ", "waits; ", "spilled ", "ended", "session ended")
+        start = min((i for w in notes if (i := line.find(w)) >= 0), default=-1)
+        if start < 0:
+            continue
+        for field in line[start:].split(" · "):
+            field = field.removesuffix("…").rstrip()
+            if field and not FIELD.fullmatch(field):
+                bad.append(field)
+    return bad
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 28), (120, 30), (160, 48)])
+@pytest.mark.parametrize("index", [54, 237])
+async def test_legend_rows_are_never_cut_inside_a_field(index: int, size: tuple[int, int]) -> None:
+    """Each field of a row (its rank, what a waiting session's admission would hit, that
+    its session ended, ...) is shown whole or not at all; after #54 the hit count is kept
+    wherever the row is shown (a figure the eviction order depends on)."""
+    app = PoolApp.from_spec(str(SPECS / "vllm_v1.pool"))
+    async with app.run_test(size=size) as pilot:
+        text = await _legend_at(pilot, index)
+    assert not _cut_fields(text), text
+    row = next((line for line in text.splitlines() if "chat[3]" in line and "rank" in line), "")
+    if index == 54 and row:
+        assert re.search(r"waits; would hit 8\b", row), row
+    if size == (120, 30) and index == 54:
+        assert row, text  # the panel has room for it

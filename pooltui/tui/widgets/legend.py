@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
 
@@ -167,21 +168,34 @@ def _fit(
 ) -> list[Text]:
     """The rows of `holds` and `entries`, each one line of at most `width` cells: the holds
     in the first form all of theirs fit, the entries likewise (the figures whole, then
-    without the units, then the notes shortened, then the words), else the last form cut
-    with an ellipsis: a row never wraps, and a kind's rows keep one column and one form."""
+    without the units, then the notes shortened, then the words), else the last form with
+    its last notes left out (`_cut`): a row never wraps, a note is never cut in the
+    middle, and a kind's rows keep one column and one form."""
     forms = [_rows(pool, holds, entries, palette, form) for form in range(FORMS)]
     rows: list[Text] = []
     for lo, hi in ((0, len(holds)), (len(holds), len(holds) + len(entries))):
         kind = next((f[lo:hi] for f in forms if all(r.cell_len <= width for r in f[lo:hi])), None)
         if kind is None:
-            kind = forms[-1][lo:hi]
-            for row in kind:
-                row.truncate(width, overflow="ellipsis")
+            kind = [_cut(row, width) for row in forms[-1][lo:hi]]
         rows += kind
     return rows
 
 
-FORMS = 4  # a row's forms, the widest first: see `_rows`
+def _cut(row: Text, width: int) -> Text:
+    """`row` in `width` cells, its last notes left out whole (`rank 0 · …`), never cut
+    inside one; only a row whose first note does not fit either is cut where it ends."""
+    if row.cell_len <= width:
+        return row
+    plain = row.plain
+    ends = [i for i in range(len(plain)) if plain.startswith(SEP, i)]
+    for end in reversed(ends):
+        if cell_len(plain[:end]) + len(SEP) + 1 <= width:
+            return row[:end] + Text(SEP + "…", "dim")
+    row.truncate(width, overflow="ellipsis")
+    return row
+
+
+FORMS = 5  # a row's forms, the widest first: see `_rows`
 
 
 def _rows(
@@ -193,14 +207,16 @@ def _rows(
 ) -> list[Text]:
     """A row per hold then per entry, in form 0 (`holds 9 blocks (142 units)`, a size
     column of at least SIZE_COLUMN), 1 (`holds 9 blocks`), 2 (its notes shortened:
-    `ended`, `would hit 8`) or 3 (`9 blocks`)."""
+    `ended`, `would hit 8`, `rank 0` without `= evicted next`, which the rank's digit and
+    the marks' key say), 3 (`9 blocks`) or 4 (an entry's rank left to its digit when
+    the row has more to say: `waits; would hit 8`, `ended`)."""
     unit = pool.block or 1
     hits = waiting_hits(pool)
     names = [h.session for h in holds] + [e.session for e in entries]
     name_w = max(len(name) for name in names) + 2 if names else 0
 
     def size(word: str, blocks: int, units: int) -> str:
-        if form == 3:
+        if form >= 3:
             return _n(blocks, "block")
         text = f"{word} {_n(blocks, 'block')}"
         return f"{text} ({number(units, 4)} units)" if form == 0 else text
@@ -231,15 +247,21 @@ def _rows(
         # The rank is the simulator's eviction order (language.md §5.2): the next eviction
         # takes rank 0, a waiting session's entry too, but for the blocks that session's
         # own admission hits (§8.2), which leave the entry before it evicts anything.
-        row.append(f"rank {e.rank}" + (" = evicted next" if e.rank == 0 else ""), "dim")
+        notes: list[tuple[str, str]] = [
+            (f"rank {e.rank}" + (" = evicted next" if e.rank == 0 and form < 2 else ""), "dim")
+        ]
         hit = hits.get(i)
         if hit:
             what = _n(hit, "block") if form < 2 else str(hit)
-            row.append(f"{SEP}waits; would hit {what}", "bold")
+            notes.append((f"waits; would hit {what}", "bold"))
         if e.spilled:
-            row.append(f"{SEP}spilled here", "dim")
+            notes.append(("spilled here", "dim"))
         if not e.alive:
-            row.append(f"{SEP}{'session ended' if form < 2 else 'ended'}", "dim")
+            notes.append(("session ended" if form < 2 else "ended", "dim"))
+        if form == 4 and len(notes) > 1:
+            notes = notes[1:]  # the row's digit is its rank; what else it says matters more
+        for n, (note, style) in enumerate(notes):
+            row.append(f"{SEP if n else ''}{note}", style)
         rows.append(row)
     return rows
 
