@@ -114,12 +114,50 @@ def test_what_the_box_takes(typed: str, want: tuple[str, float]) -> None:
         ("-5", "there is no event #-5: events are numbered from 0"),
         ("#-12", "there is no event #-12: events are numbered from 0"),
         ("-1.5", "a time must be >= 0"),
+        # A time is a finite number: inf, a literal past the largest float, NaN are none.
+        ("inf", "a time must be a finite number: inf is infinite"),
+        ("t=Infinity", "a time must be a finite number: infinity is infinite"),
+        (
+            "1e999",
+            "a time must be a finite number: 1e999 is past the largest float (about 1.8e308)",
+        ),
+        (
+            "@1e999s",
+            "a time must be a finite number: 1e999 is past the largest float (about 1.8e308)",
+        ),
+        ("nan", "a time must be a finite number: nan is not a number"),
+        ("nans", "a time must be a finite number: nan is not a number"),
+        ("-inf", "a time must be >= 0"),
     ],
 )
 def test_what_the_box_refuses_and_says(typed: str, said: str) -> None:
     with pytest.raises(GotoError) as refused:
         parse_goto(typed)
     assert str(refused.value) == said
+
+
+@pytest.mark.parametrize(
+    ("typed", "said"),
+    [
+        ("inf", "a time must be a finite number: inf is infinite"),
+        (
+            "1e999",
+            "a time must be a finite number: 1e999 is past the largest float (about 1.8e308)",
+        ),
+        ("nan", "a time must be a finite number: nan is not a number"),
+    ],
+)
+async def test_a_time_that_is_no_finite_number_is_refused_in_the_box(typed: str, said: str) -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await goto(app, 10)
+        await keys(pilot, "g")
+        await submit(pilot, typed)
+        assert isinstance(app.screen, GotoScreen)  # the box stays, saying why
+        assert str(app.screen.query_one("#goto-error", Static).content) == said
+        await keys(pilot, "escape")
+        assert at(app) == 10
 
 
 def test_other_scripts_digits_are_not_taken() -> None:
