@@ -14,7 +14,7 @@ from textual.widget import Widget
 from pooltui.tui.app import PoolApp
 from pooltui.tui.details import details_text
 from pooltui.tui.widgets.blockmap import BlockMapView
-from tests.tui.conftest import make_app, settle
+from tests.tui.conftest import keys, make_app, settle
 from tests.tui.fakesim import FakeSim
 from tests.tui.test_layout import visible
 
@@ -112,3 +112,61 @@ async def test_a_why_too_long_for_its_lines_says_so_and_scrolls(
             view = app.debugger.query_one(BlockMapView)
             assert visible(app, "BlockMapView") and view.scroll_offset.y == 0
             assert visible(app, "#keys")
+
+
+def _scroll_down(why: Widget) -> None:
+    x, y = why.region.x + 2, why.region.y + 1
+    why.post_message(events.MouseScrollDown(why, 2, 1, 0, 1, 0, False, False, False, x, y))
+
+
+async def test_a_size_where_the_why_fits_shows_it_from_the_top_ever_after() -> None:
+    """many.pool's #180, a why of 22 lines at 80 columns, scrolled: at 160x48 it fits whole
+    (11 lines), so it shows from its first line; back at 80x24 it shows from the top again
+    (`… 15 more lines below`), not from where it was scrolled to before (`6 lines above`):
+    the why's own lines decide where it stands, and a size that shows them all leaves
+    nothing scrolled."""
+    app = PoolApp.from_spec(MANY)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        app.send("goto", index=180)
+        await settle(pilot)
+        assert app.debugger is not None
+        why = app.debugger.query_one("#why")
+        for _ in range(3):
+            _scroll_down(why)
+            await pilot.pause()
+        assert "lines above" in on_screen(app, why)
+        await pilot.resize_terminal(160, 48)
+        await settle(pilot)
+        shown = on_screen(app, why)
+        assert shown.startswith("#180 iteration") and "…" not in shown
+        await pilot.resize_terminal(80, 24)
+        await settle(pilot)
+        shown = on_screen(app, why)
+        assert shown.startswith("#180 iteration"), shown
+        assert "lines above" not in shown and "15 more lines below" in shown
+
+
+async def test_after_a_resize_the_why_is_as_tall_as_its_lines() -> None:
+    """many.pool's #180 is 11 lines at 160 columns and 10 at 200. A go-to's frame only
+    lets heights grow (the next step fits them), and so does selecting in the log until
+    then (#179's one line keeps 11 rows); but a new size lays the screen out anew, so the
+    why fits it: at 200x60 #180's 10 lines take 10 rows, with no blank row under them
+    (there was one: the 11 rows of 160 columns were kept through the resize)."""
+    app = PoolApp.from_spec(MANY)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await settle(pilot)
+        await keys(pilot, "g", "1", "8", "0", "enter", "up")
+        await pilot.resize_terminal(200, 60)
+        await settle(pilot)
+        await keys(pilot, "down")
+        assert app.debugger is not None and app.snapshot is not None
+        assert app.snapshot.event_index == 180
+        why = app.debugger.query_one("#why")
+        rows = [
+            strip.text
+            for strip in why.render_lines(Region(0, 0, why.region.width, why.region.height))
+        ]
+        assert rows[0].lstrip().startswith("#180 iteration")
+        assert rows[-1].rstrip().endswith("conversation_request[59]; lasts 0.01s"), rows[-1]
+        assert why.region.height == 10

@@ -11,6 +11,7 @@ from __future__ import annotations
 from rich.style import Style
 from rich.text import Text
 from textual import events
+from textual.geometry import Size
 from textual.widgets import Static
 
 from pooltui.tui.widgets.statictext import set_text
@@ -33,6 +34,7 @@ class WhyLine(Static):
         self.lines = 0  # the lines the why wraps to at the width last drawn (0: not known)
         self._grow_only = False
         self._width = 0  # the width last laid out at
+        self._drawn_at: Size | None = None  # the screen's size at the last draw
 
     def show(self, why: Text, *, grow_only: bool = False) -> None:
         """Show `why` (from its first line when it is a new one)."""
@@ -45,15 +47,21 @@ class WhyLine(Static):
         most = cap(self.app.size.height)
         if self.styles.max_height is None or self.styles.max_height.value != most:
             self.styles.max_height = most  # the screen's size changed
+        # Heights only grow (a run's frames) on the screen they grew on: a new size is laid
+        # out anew anyway, so the why fits it (kept, the height of its lines at 160
+        # columns left a blank row under them at 200).
+        grow = self._grow_only and self._drawn_at == self.app.size
+        self._drawn_at = self.app.size
         width = self.content_region.width
         if width <= 0:  # not laid out yet: the Static wraps it (within max-height)
             self.lines = 0
-            set_text(self, self.why.copy(), wrap=True, grow_only=self._grow_only)
+            set_text(self, self.why.copy(), wrap=True, grow_only=grow)
             return
         lines = self.why.wrap(self.app.console, width)
         self.lines = len(lines)
         if len(lines) <= most:
-            set_text(self, self.why.copy(), wrap=True, grow_only=self._grow_only)
+            self.top = 0  # all of it shown: nothing scrolled, here or at the next size
+            set_text(self, self.why.copy(), wrap=True, grow_only=grow)
             return
         room = most - 1  # the last line is the sign
         self.top = max(0, min(self.top, len(lines) - room))
@@ -68,7 +76,7 @@ class WhyLine(Static):
         sign.truncate(width, overflow="ellipsis")
         shown.append("\n")
         shown.append_text(sign)
-        set_text(self, shown, wrap=True, grow_only=self._grow_only)
+        set_text(self, shown, wrap=True, grow_only=grow)
 
     def scrolls(self) -> bool:
         """Whether the why is longer than its lines (a window of it is shown)."""
