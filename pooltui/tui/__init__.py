@@ -2,7 +2,8 @@
 
 The app never drives the simulator from the UI thread: a single worker thread owns it
 (`driver.Controller`) and posts immutable snapshots back (`commands.Frame`).
-`pooltui.tui.breakpoints`, `commands`, `driver` and `goto` import no Textual.
+`pooltui.tui.breakpoints`, `breakpoint_text`, `commands`, `driver` and `goto` import no
+Textual.
 """
 
 import os

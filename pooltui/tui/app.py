@@ -32,7 +32,8 @@ from textual.widgets import Static, TabbedContent
 from textual.worker import get_current_worker
 
 from pooltui.sim.snapshot import Snapshot
-from pooltui.tui.breakpoints import Breakpoint, BreakpointSet, Names, parse_breakpoint, parsed_again
+from pooltui.tui.breakpoint_text import Names, parse_breakpoint, parsed_again
+from pooltui.tui.breakpoints import Breakpoint, BreakpointSet
 from pooltui.tui.colors import Palette, palette_from_theme
 from pooltui.tui.commands import FOLLOWS, LONG, Change, Command, Frame, WatchValue
 from pooltui.tui.debugger import DebuggerScreen, DetailsBody, help_groups
@@ -246,8 +247,7 @@ class PoolApp(App[int]):
             return None
 
     def _recompile_breakpoints(self) -> str:
-        """Each breakpoint parsed again against the new spec; those that no longer make
-        sense are dropped, and said."""
+        """Each breakpoint parsed again on the new spec; one it no longer takes is dropped, said."""
         kept, dropped = parsed_again(self.breakpoints, self.parse_breakpoint)
         self.breakpoints.items[:] = kept
         return "; ".join(dropped)

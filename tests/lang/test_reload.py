@@ -16,7 +16,7 @@ from pooltui.cli.main import main
 from pooltui.lang import SpecError, compile_source
 from pooltui.lang.ir import Attr, Binary, CReload, CSpill, Num, Query, Ref, Var
 from pooltui.sim.events import MOMENTS
-from pooltui.tui.breakpoints import Names, parse_breakpoint
+from pooltui.tui.breakpoint_text import Names, parse_breakpoint
 
 from .helpers import strip_spans
 

@@ -7,14 +7,8 @@ from typing import Any
 import pytest
 
 from pooltui.sim.events import MOMENTS, Event
-from pooltui.tui.breakpoints import (
-    Breakpoint,
-    BreakpointError,
-    BreakpointSet,
-    Names,
-    moment_matches,
-    parse_breakpoint,
-)
+from pooltui.tui.breakpoint_text import Names, parse_breakpoint
+from pooltui.tui.breakpoints import Breakpoint, BreakpointError, BreakpointSet, moment_matches
 
 NAMES = Names(
     pools=("kv", "host", "kv[0]", "kv[1]"), stages=("gpu", "pcie"), classes=("chat", "batch")

@@ -12,7 +12,8 @@ from textual.widgets import Static
 from pooltui.cli.main import build_parser, main
 from pooltui.lang import compile_file
 from pooltui.tui.app import PoolApp
-from pooltui.tui.breakpoints import BreakpointError, Names, parse_breakpoint
+from pooltui.tui.breakpoint_text import Names, parse_breakpoint
+from pooltui.tui.breakpoints import BreakpointError
 from tests.tui.conftest import SIZE, keys, make_app, settle, submit
 
 SPECS = Path(__file__).parent / "specs"

@@ -15,7 +15,8 @@ from rich.text import Text
 
 from pooltui.cli.main import main
 from pooltui.tui.app import PoolApp
-from pooltui.tui.breakpoints import BreakpointError, Names, moment_matches, parse_breakpoint
+from pooltui.tui.breakpoint_text import Names, parse_breakpoint
+from pooltui.tui.breakpoints import BreakpointError, moment_matches
 from pooltui.tui.colors import Palette
 from pooltui.tui.widgets.inspector import inspect_block_text
 from pooltui.tui.widgets.legend import marks_key, pool_legend

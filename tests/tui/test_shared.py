@@ -31,7 +31,8 @@ from textual.widgets import Static
 from pooltui.lang import compile_file
 from pooltui.sim import Simulation
 from pooltui.tui.app import PoolApp
-from pooltui.tui.breakpoints import BreakpointError, BreakpointSet, Names, parse_breakpoint
+from pooltui.tui.breakpoint_text import Names, parse_breakpoint
+from pooltui.tui.breakpoints import BreakpointError, BreakpointSet
 from pooltui.tui.widgets.blockmap import BlockMapView
 from pooltui.tui.widgets.inspector import inspect_block_text
 from pooltui.tui.widgets.legend import pool_legend
