@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from pooltui.lang.errors import Diagnostic, render
+from pooltui.lang.ir import Span
 from pooltui.lang.words import closest, number
 from pooltui.sim.events import MOMENTS
 from pooltui.tui.breakpoints import FIGURES, OPERATORS, Breakpoint, BreakpointError
@@ -38,6 +40,9 @@ class Names:
 
     def known(self) -> bool:
         return bool(self.pools or self.stages or self.classes)
+
+    def has(self, word: str) -> bool:  # a pool, stage or class may be called `at`
+        return word in (*self.pools, *self.stages, *self.classes)
 
     @staticmethod
     def of(program: Any, pools: Iterable[str] = (), stages: Iterable[str] = ()) -> Names:
@@ -248,12 +253,40 @@ def parse_breakpoint(
                     _can_fire(key, value, names)
                 setattr(bp, _KEYS[key], value)
             else:
+                if word in _OTHER_KINDS and (names is None or not names.has(word)):
+                    raise BreakpointError(_another_kind(text, head, word))
                 _narrow_bare(bp, word, names)
         if names is not None and names.known():
             _moment_can_fire(bp, names)
     if options:
         _parse_options(options, bp)
     return bp
+
+
+_CONDITION = "condition: a condition breakpoint is `if EXPR` on its own (it stops where EXPR"
+_OTHER_KINDS = {  # words after a moment that start another kind of breakpoint
+    "if": f"{_CONDITION} becomes true)",
+    "when": f"{_CONDITION} becomes true)",
+    "at": "time: a time breakpoint is `at T` on its own (the first event at or after T seconds)",
+}
+
+
+def _another_kind(text: str, moment: str, word: str) -> str:
+    """A moment followed by `if EXPR` or `at T`, breakpoints of their own (three kinds,
+    one each): located at `word`, a caret under it and what follows, a note of what may
+    follow the moment."""
+    body = text.partition(";")[0].rstrip()
+    found = re.compile(rf"(?<!\S){word}(?!\S)").search(body, body.index(moment) + len(moment))
+    figures = ("units", *FIGURES.get(moment, ()))
+    note = (
+        f"after `{moment}` come pool=, stage=, class=, session= (or a bare name) and"
+        f" comparisons of its figures, {', '.join(figures)} (`{moment} {figures[-1]}>0`)"
+    )
+    span = Span("<breakpoint>", 1, found.start() + 1 if found else 1, 1, len(body) + 1)
+    return render(
+        Diagnostic(span, f"a moment breakpoint takes no {_OTHER_KINDS[word]}", "error", (note,)),
+        text,
+    )
 
 
 def _parse_figure(moment: str, key: str, op: str, value: str) -> tuple[str, str, float]:

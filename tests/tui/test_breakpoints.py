@@ -175,3 +175,54 @@ def test_a_condition_that_fails_when_followed_says_so() -> None:
     assert said is not None
     assert said.describe() == "breakpoint #1 (if 1/0): error: division by zero"
     assert said.located is None  # an error with no place in the condition has no caret
+
+
+@pytest.mark.parametrize(
+    ("text", "located"),
+    [
+        (
+            "evict if 1/0 > 0",
+            [
+                "<breakpoint>:1:7: error: a moment breakpoint takes no condition: a condition"
+                " breakpoint is `if EXPR` on its own (it stops where EXPR becomes true)",
+                "1 | evict if 1/0 > 0",
+                "  |       ^^^^^^^^^^",
+                "  = note: after `evict` come pool=, stage=, class=, session= (or a bare name)"
+                " and comparisons of its figures, units, left (`evict left>0`)",
+            ],
+        ),
+        (
+            "admit pool=kv when free(kv) < 3; once",
+            [
+                "<breakpoint>:1:15: error: a moment breakpoint takes no condition: a condition"
+                " breakpoint is `if EXPR` on its own (it stops where EXPR becomes true)",
+                "1 | admit pool=kv when free(kv) < 3; once",
+                "  |               ^^^^^^^^^^^^^^^^^",
+                "  = note: after `admit` come pool=, stage=, class=, session= (or a bare name)"
+                " and comparisons of its figures, units, hit, shared (`admit shared>0`)",
+            ],
+        ),
+        (
+            "enqueue  at 5",
+            [
+                "<breakpoint>:1:10: error: a moment breakpoint takes no time: a time breakpoint"
+                " is `at T` on its own (the first event at or after T seconds)",
+                "1 | enqueue  at 5",
+                "  |          ^^^^",
+                "  = note: after `enqueue` come pool=, stage=, class=, session= (or a bare name)"
+                " and comparisons of its figures, units (`enqueue units>0`)",
+            ],
+        ),
+    ],
+)
+def test_a_moment_with_a_condition_or_a_time_is_refused_where_it_goes_wrong(
+    text: str, located: list[str]
+) -> None:
+    """The three kinds of breakpoint (language.md §12.2) are one each: a moment narrowed
+    by its parties and figures, `if EXPR`, `at T`. A moment followed by `if` or `at` says
+    so, located at that word with a caret under what follows, and what may follow a
+    moment (it said "'if' is not a pool, stage or session class of this spec")."""
+    for names in (NAMES, None):  # with the spec's names known or not
+        with pytest.raises(BreakpointError) as refused:
+            parse_breakpoint(text, names)
+        assert refused.value.text.splitlines() == located

@@ -199,3 +199,16 @@ def test_a_missing_spec_is_one_line_and_no_app(capsys: pytest.CaptureFixture[str
     assert err.strip().splitlines() == [
         f"pooltui: cannot read '{SPECS / 'missing.pool'}': No such file or directory"
     ]
+
+
+async def test_the_breakpoints_screen_says_a_moment_takes_no_condition() -> None:
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await keys(pilot, "b")
+        await submit(pilot, "evict if 1/0 > 0")
+        error = str(app.screen.query_one("#bp-error", Static).content).splitlines()
+        assert error[0].startswith("<breakpoint>:1:7: error: a moment breakpoint takes no")
+        assert "`if EXPR` on its own" in error[0]
+        assert error[1:3] == ["1 | evict if 1/0 > 0", "  |       ^^^^^^^^^^"]
+        assert len(app.breakpoints) == 0
