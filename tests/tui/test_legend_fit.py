@@ -97,3 +97,26 @@ async def test_legend_rows_are_never_cut_inside_a_field(index: int, size: tuple[
         assert re.search(r"waits; would hit 8\b", row), row
     if size == (120, 30) and index == 54:
         assert row, text  # the panel has room for it
+
+
+async def test_at_100x28_the_legend_shows_its_rows_under_the_marks_key() -> None:
+    """At 100x28 after `g 237` the lone pool's card has room for its head, a map of two
+    rows and a legend of four lines: the marks' key (`◆ blocks of this event`) and the
+    three rows, chat[1]'s cache entry and the two holds. The legend's least height counts
+    the key's line as well as its rows (it did not: the rows' three lines, less the key's,
+    left room for two, so all three were folded into `+2 holds and 1 cache entry more`)."""
+    app = PoolApp.from_spec(str(SPECS / "vllm_v1.pool"))
+    async with app.run_test(size=(100, 28)) as pilot:
+        await settle(pilot)
+        for key in ("g", "2", "3", "7", "enter"):
+            await pilot.press(key)
+        await settle(pilot)
+        assert app.snapshot is not None and app.snapshot.event_index == 237
+        widget = app.screen.query_one(".pool-legend", Static)
+        lines = str(widget.content).splitlines()
+        assert lines[0].startswith("◆ blocks of this event"), lines
+        assert not any("more" in line for line in lines), lines
+        rows = lines[1:]
+        assert len(rows) == 3 and sum("rank 0" in row for row in rows) == 1, rows
+        inside = app.screen.query_one(PoolsPanel).content_region
+        assert inside.contains_region(widget.region) and widget.region.height == 4

@@ -81,6 +81,13 @@ def marks_key(
     return flowed([items], width, MARK_GAP)
 
 
+def key_lines(marks: Iterable[str], palette: Palette, width: int) -> int:
+    """The lines the marks' key takes above a legend that shows all its rows (the rank
+    digits, then on each entry's row, are not keyed): a legend's least height counts
+    them as well as its rows."""
+    return _lines(marks_key([m for m in marks if m != "ranks"], palette, width))
+
+
 def waiting_hits(pool: PoolView) -> dict[int, int]:
     """For each cache entry (by its index in `pool.entries`) of a session waiting on the
     pool: how many of its blocks that session's admission would hit, as planned now. Those

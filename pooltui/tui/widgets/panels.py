@@ -38,11 +38,7 @@ from pooltui.tui.commands import WatchValue
 from pooltui.tui.messages import QueueShown, SafeRender, guarded, guarded_compose
 from pooltui.tui.widgets import sharing
 from pooltui.tui.widgets.blockmap import BlockMapView, map_marks
-from pooltui.tui.widgets.legend import (
-    SEP,
-    pool_legend,
-    session_text,
-)
+from pooltui.tui.widgets.legend import SEP, key_lines, pool_legend, session_text
 from pooltui.tui.widgets.lines import grows_only
 from pooltui.tui.widgets.rows import Row, TextRows
 from pooltui.tui.widgets.statictext import set_text
@@ -164,9 +160,10 @@ class PoolCard(SafeRender, Vertical):
             yield self.map
         yield self.legend
 
-    def legend_lines(self, head_lines: int) -> int:
+    def legend_lines(self, head_lines: int, key: int = 0) -> int:
         """How many legend lines fit. A lone pool's map takes the rows it needs (a big one
-        scrolls) and leaves the rest of the panel to its legend."""
+        scrolls) and leaves the rest of the panel to its legend, which keeps at least its
+        first rows and the marks' key above them (`key` lines)."""
         if not self.solo:
             return self.LEGEND_LINES
         height = self.size.height or 30
@@ -176,7 +173,7 @@ class PoolCard(SafeRender, Vertical):
         wanted = len(self.pool.holds) + len(self.pool.entries)
         map_rows = self.map.rows(self.map.size.width or self.size.width or None)
         more = sharing.legend_lines(self.pool)  # shared contents' lines, above the holds
-        legend = max(min(self.LEGEND_LINES + more, wanted + more), room - map_rows)
+        legend = max(min(self.LEGEND_LINES + more, wanted + more) + key, room - map_rows)
         map_height = max(1, min(map_rows, room - legend))
         if map_height != self._map_height:
             self._map_height = map_height
@@ -201,8 +198,6 @@ class PoolCard(SafeRender, Vertical):
         grow = grows_only(self) and not fitting
         width = max(10, (self.size.width or 60) - 2)
         head = pool_head(pool, violation, width, palette)
-        # The head's lines as shown: while heights only grow, fewer keep their height.
-        lines = self.legend_lines(set_text(self.head, head, grow_only=grow))
         highlight: frozenset[int] = frozenset()
         vblocks: frozenset[int] = frozenset()
         marks: tuple[str, ...] = ()
@@ -212,6 +207,9 @@ class PoolCard(SafeRender, Vertical):
             if violation is not None and violation.pool == pool.label:
                 vblocks = frozenset(violation.blocks)
             marks = map_marks(pool, highlight, vblocks, self.map.selected is not None)
+        # The head's lines as shown: while heights only grow, fewer keep their height.
+        shown = set_text(self.head, head, grow_only=grow)
+        lines = self.legend_lines(shown, key_lines(marks, palette, width))
         set_text(
             self.legend,
             pool_legend(pool, lines, palette, marks, width),
