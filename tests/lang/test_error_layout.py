@@ -5,6 +5,7 @@ name that cannot drive the terminal (docs/decisions.md, "Files" and "The debugge
 from __future__ import annotations
 
 import pytest
+from rich.cells import cell_len
 
 from pooltui.lang.errors import Diagnostic, escaped, excerpt, fit, render
 from pooltui.lang.ir import Span
@@ -62,3 +63,67 @@ def test_fit_shows_a_window_around_the_culprit(width: int, text: str, culprit: s
 def test_fit_leaves_what_fits_alone() -> None:
     rendered = "t.pool:1:5: error: oops\n1 | hold bogus\n  |      ^^^^^\n  = note: a note"
     assert fit(rendered, 80) == rendered
+
+
+def cells_pointed_at(source: str, caret: str) -> str:
+    """What the caret line points at in the source line above it as a terminal shows them,
+    a wide (CJK) character taking two cells: the characters whose cells the carets cover,
+    each wholly (a caret under half of one, or under nothing, is a `?`)."""
+    lo, hi = caret.index("^"), caret.rindex("^") + 1
+    covered, at = "", 0
+    for ch in source:
+        width = cell_len(ch)
+        if width and at < hi and at + width > lo:
+            covered += ch if lo <= at and at + width <= hi else "?"
+        at += width
+    return covered + "?" * max(0, hi - max(at, lo))
+
+
+WIDE = '"' + "中文" * 6 + '"'  # a string of twelve wide characters: 26 cells, 14 characters
+
+
+@pytest.mark.parametrize(
+    ("text", "culprit"),
+    [
+        (f"{WIDE} + nope", "nope"),  # wide characters before the culprit
+        (f"nope + {WIDE}", WIDE),  # the culprit wide itself: a caret for each cell
+        (f"{WIDE} + {WIDE}", WIDE),  # both
+    ],
+)
+def test_the_caret_stands_under_the_culprit_in_cells(text: str, culprit: str) -> None:
+    col = text.rindex(culprit) + 1
+    diag = Diagnostic(Span("<watch>", 1, col, 1, col + len(culprit)), "oops")
+    _, source, caret = render(diag, text).split("\n")
+    assert cells_pointed_at(source, caret) == culprit
+    assert caret.count("^") == cell_len(culprit)
+
+
+@pytest.mark.parametrize("width", [80, 60, 40, 21, 20, 12])
+@pytest.mark.parametrize(
+    ("text", "culprit"),
+    [
+        (f"{WIDE} + {LONG} + bogus", "bogus"),  # wide characters far before the culprit
+        (f"{LONG} + {WIDE} + bogus", "bogus"),  # just before it
+        (f"{WIDE} + bogus + {WIDE} + {LONG}", "bogus"),  # on both sides
+        (f"{LONG} + 中 + {WIDE}", "中"),  # the culprit wide itself
+        (f"{WIDE}{WIDE}{WIDE} + ", ""),  # just past the end
+    ],
+)
+def test_fit_windows_a_line_of_wide_characters_in_cells(
+    width: int, text: str, culprit: str
+) -> None:
+    """A terminal shows a wide character in two cells: the window is `width` cells wide,
+    not characters, a wide character cut by its edge is left out (a space, or the `…`),
+    and the caret stands under the culprit's cells (it counted characters: with wide ones
+    before the culprit it pointed to the left of it)."""
+    col = text.index(culprit) + 1 if culprit else len(text) + 1
+    end = col + max(1, len(culprit))
+    rendered = "\n".join(["<watch>:1:1: error: oops", *excerpt(text, 1, col, end)])
+    _, source, caret = fit(rendered, width).split("\n")
+    assert cell_len(source) <= max(width, 12) and len(caret) <= max(width, 12)
+    assert source.startswith("1 | ") and caret.startswith("  | ") and "…" in source
+    shown = cells_pointed_at(source, caret)
+    if culprit:
+        assert shown and culprit.startswith(shown), (source, caret)
+    else:
+        assert shown == "?" and caret.index("^") == cell_len(source)  # just past the end

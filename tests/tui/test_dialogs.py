@@ -8,6 +8,7 @@ import re
 from typing import Any
 
 import pytest
+from rich.cells import cell_len
 from textual.command import CommandPalette
 from textual.geometry import Region
 from textual.pilot import Pilot
@@ -264,3 +265,48 @@ async def test_a_located_error_points_at_its_culprit_in_an_80x24_dialog(
         assert caret_under(rows) == "freee"
         source = next(row for row in rows if row.startswith("1 | "))
         assert "…" in source and len(source.rstrip()) <= error.content_region.width
+
+
+WIDE = '"' + "中文" * 12 + '"'  # twenty-four wide characters: 50 cells, 26 characters
+
+
+def cells_under(rows: list[str]) -> str:
+    """What the caret row points at in the row above it as the terminal shows them, a wide
+    (CJK) character taking two cells (strips hold characters: a caret counts cells)."""
+    (row,) = [i for i, line in enumerate(rows) if re.fullmatch(r" *\| *\^+ *", line)]
+    start, end = rows[row].index("^"), rows[row].rindex("^") + 1
+    covered, at = "", 0
+    for ch in rows[row - 1]:
+        width = cell_len(ch)
+        if width and at < end and at + width > start:
+            covered += ch if start <= at and at + width <= end else "?"
+        at += width
+    return covered
+
+
+@pytest.mark.parametrize("key", ["b", "w"])
+@pytest.mark.parametrize(
+    ("size", "expression"),
+    [
+        (SIZE, f"{WIDE} + freee(kv) > 1"),  # the line whole: the caret after 50 cells
+        (NARROW, f"{WIDE} + {LONG} + freee(kv) > 1"),  # a window of it, in cells
+        (NARROW, f"{LONG} + {WIDE} + freee(kv) + {WIDE} > 1"),
+    ],
+)
+async def test_a_located_error_points_at_its_culprit_after_wide_characters(
+    key: str, size: tuple[int, int], expression: str
+) -> None:
+    """Wide (CJK) characters take two cells each: the caret stands under the culprit as
+    the terminal shows it, whole or windowed (it counted characters, and stood to the left
+    of the culprit by as many cells as there were wide characters before it)."""
+    app = make_app()
+    async with app.run_test(size=size) as pilot:
+        await open_dialog(pilot, key)
+        await submit(pilot, f"if {expression}" if key == "b" else expression)
+        error = app.screen.query_one("#bp-error" if key == "b" else "#watch-error", Static)
+        assert_fits(app, error)
+        rows = [strip.text for strip in error.render_lines(Region(0, 0, *error.region.size))]
+        assert "unknown name 'freee'" in " ".join(rows)
+        assert cells_under(rows) == "freee"
+        source = next(row for row in rows if row.startswith("1 | "))
+        assert cell_len(source.rstrip()) <= error.content_region.width
