@@ -1,4 +1,4 @@
-"""Hypothesis profiles for the whole suite.
+"""Hypothesis profiles for the whole suite, and the suite's own cache folder.
 
 `default`: every property test draws the same examples at every run (derandomized), so a
 red run is a change's doing, never a new draw: the suite decides whether a change lands.
@@ -6,12 +6,48 @@ red run is a change's doing, never a new draw: the suite decides whether a chang
 (`pytest --hypothesis-profile=explore tests/sim`, as often as wanted); a case it finds goes
 into the suite as a named test (tests/sim/test_fast.py's `LOCKSTEP` was found so).
 A test's own `@settings` still set its example count and deadline.
+
+The session's parses and built parser go to a temporary folder (`POOLTUI_CACHE_DIR`, which
+the xdist workers and every subprocess inherit), removed at the end: a test run never fills
+the user's cache folder with its specs and examples. The user's folder is in
+`POOLTUI_TESTS_USER_CACHE`, for the one thing kept there on purpose: the compiled build
+(tests/sim/test_compiled.py), minutes to make and the same for every run.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
+
+import pytest
 from hypothesis import settings
+
+from pooltui.lang.parser import cache_dir
 
 settings.register_profile("default", derandomize=True, database=None)
 settings.register_profile("explore", derandomize=False)
 settings.load_profile("default")
+
+_USER_CACHE = "POOLTUI_TESTS_USER_CACHE"
+_made: list[tuple[str, str | None]] = []  # (the session's folder, POOLTUI_CACHE_DIR before)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if _USER_CACHE in os.environ:  # an xdist worker: its controller's folder is set
+        return
+    os.environ[_USER_CACHE] = str(cache_dir())
+    folder = tempfile.mkdtemp(prefix="pooltui-tests-cache-")
+    _made.append((folder, os.environ.get("POOLTUI_CACHE_DIR")))
+    os.environ["POOLTUI_CACHE_DIR"] = folder
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    while _made:
+        folder, before = _made.pop()
+        shutil.rmtree(folder, ignore_errors=True)
+        del os.environ[_USER_CACHE]
+        if before is None:
+            os.environ.pop("POOLTUI_CACHE_DIR", None)
+        else:
+            os.environ["POOLTUI_CACHE_DIR"] = before

@@ -1,4 +1,5 @@
-"""Text to AST: the LALR parser (built once, cached), and each parse cached.
+"""Text to AST: the LALR parser (built once, cached), and each parse cached (the cache
+bounded: the most recently used kept, `prune`).
 
 The AST is built by callbacks the LALR parser calls as it reduces (lark's inline
 transformer), so building never recurses however deep the input nests. After a syntax error
@@ -15,6 +16,7 @@ import pickle
 import re
 import sys
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -38,6 +40,14 @@ from pooltui.lang.syntax import (
 
 GRAMMAR_PATH = Path(__file__).with_name("grammar.lark")
 MAX_SYNTAX_ERRORS = 10
+# The cache folder's bounds (docs/decisions.md, "The cache folder"): the parses kept, the
+# most recently used first (a reload in the app or a test's example adds one each); the
+# built parsers kept (one per grammar); how old a writer's temporary must be to be taken
+# for one a stopped run left.
+MAX_PARSES = 256
+MAX_PARSE_BYTES = 32 * 2**20
+MAX_PARSERS = 3
+STALE_SECONDS = 3600
 
 _NUMBER_OK = re.compile(r"[0-9]+(?:_[0-9]+)*(?:\.[0-9]+(?:_[0-9]+)*)?(?:[eE][+-]?[0-9]+)?\Z")
 
@@ -324,7 +334,10 @@ def build_parser(cache: Path | None) -> lark.Lark:
             return lark.Lark(text, **options)
     # lark loads the file (rebuilding when it will not load: a half-written file from a
     # concurrent first run too) or writes it, and keeps quiet when it cannot.
-    return lark.Lark(text, cache=str(path), **options)
+    built = lark.Lark(text, cache=str(path), **options)
+    _used(path)
+    prune(cache, "parser-", ".lark", MAX_PARSERS, None, path)
+    return built
 
 
 def _get_parser() -> lark.Lark:
@@ -396,23 +409,84 @@ class _Cached:
         self.path = cache_dir() / f"ast-{h.hexdigest()[:32]}.pickle"
 
     def read(self) -> Any:
-        """The parse kept here, or None (none kept, or one that does not load whole)."""
+        """The parse kept here, or None (none kept, or one that does not load whole). One
+        read back counts as a use: the last to be removed (`prune`)."""
         try:
             with open(self.path, "rb") as f:
-                return pickle.load(f)
+                found = pickle.load(f)
         except Exception:  # a cache that does not load is not there
             return None
+        _used(self.path)
+        return found
 
     def write(self, result: Any) -> None:
+        """Kept, whole or not at all; then the oldest in use removed past the bounds."""
         tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             with open(tmp, "wb") as f:
                 pickle.dump(result, f, protocol=pickle.HIGHEST_PROTOCOL)
+            _used(tmp)
             os.replace(tmp, self.path)  # whole or not at all, whoever writes it too
         except (OSError, pickle.PicklingError, RecursionError):
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
+            return
+        prune(self.path.parent, "ast-", ".pickle", MAX_PARSES, MAX_PARSE_BYTES, self.path)
+
+
+def _used(path: Path) -> None:
+    """Marks a use of a kept file: its modification time set to now, from the fine clock
+    (the file system's own stamp of a write is coarse, a few milliseconds: two writes in a
+    row would tie). Access times are not used: `relatime` mounts seldom update them."""
+    now = time.time_ns()
+    with contextlib.suppress(OSError):  # gone meanwhile, or a folder we may only read
+        os.utime(path, ns=(now, now))
+
+
+def prune(
+    folder: Path, prefix: str, suffix: str, most: int, most_bytes: int | None, keep: Path
+) -> None:
+    """Removes the files `prefix*suffix` of `folder` least recently used (`_used`) until at
+    most `most` are left, of at most `most_bytes` in all (None: no bound), never `keep`
+    (just written), and the writers' temporaries (`prefix*.tmp`) older than STALE_SECONDS
+    (a stopped run's). Other processes may read, write and prune the folder meanwhile: a
+    file gone before it is looked at or removed is passed over, and a reader holding one
+    open still reads it whole. Never raises: a cache is only a cache."""
+    files: list[tuple[int, int, str]] = []  # (last use, size, path)
+    total = 0
+    stale = time.time() - STALE_SECONDS
+    try:
+        with os.scandir(folder) as listing:
+            for entry in listing:
+                name = entry.name
+                if not name.startswith(prefix):
+                    continue
+                try:
+                    st = entry.stat()
+                except OSError:  # removed by another process since the listing
+                    continue
+                if name.endswith(suffix):
+                    files.append((st.st_mtime_ns, st.st_size, entry.path))
+                    total += st.st_size
+                elif name.endswith(".tmp") and st.st_mtime < stale:
+                    with contextlib.suppress(OSError):
+                        os.unlink(entry.path)
+    except OSError:
+        return
+    over = len(files) - most
+    if over <= 0 and (most_bytes is None or total <= most_bytes):
+        return
+    files.sort()  # least recently used first
+    for _, size, path in files:
+        if over <= 0 and (most_bytes is None or total <= most_bytes):
+            break
+        if path == str(keep):
+            continue
+        with contextlib.suppress(OSError):  # removed by another process first
+            os.unlink(path)
+        over -= 1
+        total -= size
 
 
 _BUILDS: list[bytes] = []

@@ -5,9 +5,10 @@ spec, in the per-event mode and the fast mode, the same trace (every event as JS
 the same summary; the same snapshot after going back in history (checkpoints are pickles
 of compiled state classes); the same located runtime errors and deadlock; and the same
 for 30 random specs from the invariant tests' grammar. The build takes a minute or two;
-it is cached under ~/.cache/pooltui/compiled-<hash>/ (the user's cache folder; the checkout's
-build/ when that cannot be written) by a hash of the compiled modules' sources
-(`cached_build`), so only the first run after one of them changes builds it.
+it is cached under ~/.cache/pooltui/compiled-<hash>/ (the user's cache folder, the one thing
+the suite keeps there; the checkout's build/ when that cannot be written) by a hash of the
+compiled modules' sources (`cached_build`), so only the first run after one of them changes
+builds it.
 """
 
 from __future__ import annotations
@@ -79,8 +80,12 @@ def _report(build: Path, tmp: Path) -> list[str]:
 
 
 @pytest.fixture
-def compiled_dir(tmp_path: Path) -> Path:
-    return cached_build(ROOT, tmp_path / "compiled_build")
+def compiled_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    # The build is kept in the user's cache folder, not the session's (tests/conftest.py):
+    # minutes to make, it serves every later run of the same sources.
+    with monkeypatch.context() as m:
+        m.setenv("POOLTUI_CACHE_DIR", os.environ["POOLTUI_TESTS_USER_CACHE"])
+        return cached_build(ROOT, tmp_path / "compiled_build")
 
 
 # Two runtime errors (a division by zero, a negative hold) and a deadlock: the compiled
