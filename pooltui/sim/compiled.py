@@ -165,8 +165,9 @@ def cached_build(root: Path, into: Path, cache: Path | None = None) -> Path:
     put first on PYTHONPATH.
 
     The kept build is made the first time (`build_copy`, a minute or two) and never
-    written after, so runs in parallel (pytest workers, two checkouts) only read it; two
-    that find it missing build it once, under a lock. `cache` defaults to the user's cache
+    written after (but for its use, marked: `_used`), so runs in parallel (pytest
+    workers, two checkouts) only read it; two that find it missing build it once, under a
+    lock. Making one removes the builds no longer kept (`prune_builds`). `cache` defaults to the user's cache
     folder (where the parser's tables are kept too), so a fresh clone of sources already
     built on this machine does not compile again; the key is the compiled modules'
     sources, so a stale build is never taken. When that folder cannot be written, the
@@ -199,10 +200,10 @@ def _kept_build(root: Path, cache: Path | None) -> Path:
             cache = root / "build"
     cache.mkdir(parents=True, exist_ok=True)
     dest = cache / f"compiled-{sources_hash(root)}"
-    if (dest / "COMPLETE").exists():
+    if _used(dest):
         return dest
     with _locked(cache / f"{dest.name}.lock"):
-        if (dest / "COMPLETE").exists():  # built by the run that held the lock
+        if _used(dest):  # built by the run that held the lock
             return dest
         # Built aside and renamed: a run that is stopped never leaves a half build where
         # the next one would take it for whole.
@@ -215,20 +216,103 @@ def _kept_build(root: Path, cache: Path | None) -> Path:
             tmp.rename(dest)
         except OSError:  # a run without the lock (another platform) finished first
             shutil.rmtree(tmp, ignore_errors=True)
+    prune_builds(cache)
     return dest
 
 
+# The kept builds (docs/decisions.md, "The cache folder"): the most recently used few,
+# about 7 MB each; any used within the hour stays too (a run may be copying from it).
+KEPT_BUILDS = 3
+IN_USE_SECONDS = 3600
+
+
+def _used(build: Path) -> bool:
+    """Whether `build` is whole (its COMPLETE file); if so its use is marked (COMPLETE's
+    modification time set to now), which `prune_builds` reads as its last use."""
+    try:
+        os.utime(build / "COMPLETE")
+    except FileNotFoundError:
+        return False
+    except OSError:  # a folder we may only read: used all the same
+        return (build / "COMPLETE").exists()
+    return True
+
+
+def prune_builds(cache: Path) -> None:
+    """Removes from `cache` the kept builds past the KEPT_BUILDS most recently used, with
+    their locks, and the temporary folders of builds that were stopped; nothing that a
+    run may be using: what was used or written within IN_USE_SECONDS, or a build whose
+    lock a run holds (it is building). Never raises."""
+    import time
+
+    groups: dict[str, list[Path]] = {}  # a build's hash: its folder, lock, temporaries
+    stamps: dict[Path, float] = {}  # when each was last used (a build) or written
+    try:
+        for path in cache.glob("compiled-*"):
+            key = path.name.removeprefix("compiled-").split(".", 1)[0]
+            groups.setdefault(key, []).append(path)
+            whole = path / "COMPLETE" if path.name == f"compiled-{key}" else path
+            try:
+                stamps[path] = whole.stat().st_mtime
+            except OSError:  # gone meanwhile, or a build not whole: never used
+                stamps[path] = 0.0
+    except OSError:
+        return
+    # Only whole builds have a use: a hash with only a lock or temporaries has none.
+    by_use = sorted((stamps.get(cache / f"compiled-{k}", 0.0), k) for k in groups)
+    kept = set([k for used, k in by_use if used][-KEPT_BUILDS:])
+    long_ago = time.time() - IN_USE_SECONDS
+    for key, paths in groups.items():
+        # A kept build loses only its temporaries (left by stopped builds of it).
+        doomed = [p for p in paths if key not in kept or ".tmp" in p.name]
+        if not doomed or max(stamps[p] for p in doomed) > long_ago:
+            continue
+        lock = cache / f"compiled-{key}.lock"
+        with _locked(lock, wait=False) as free:
+            if not free:  # a run is building it
+                continue
+            for path in doomed:
+                if path != lock:
+                    _remove(path)
+            if key not in kept:  # last, while still held: a run that waited builds anew
+                _remove(lock)
+
+
+def _remove(path: Path) -> None:
+    import shutil
+
+    with contextlib.suppress(OSError):
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink()
+
+
 @contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    """An exclusive lock on `path` while the block runs (none where fcntl is missing)."""
+def _locked(path: Path, wait: bool = True) -> Iterator[bool]:
+    """An exclusive lock on `path` while the block runs (none where fcntl is missing).
+    With `wait` False it is not waited for: the block is told whether it was had."""
     try:
         import fcntl
     except ImportError:  # not POSIX: the rename alone keeps builds whole
-        yield
+        yield True
         return
-    with open(path, "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
+    try:
+        f = open(path, "a")  # noqa: SIM115 (closed below, after the lock is let go)
+    except OSError:
+        if wait:
+            raise
+        yield False
+        return
+    with f:
         try:
-            yield
+            fcntl.flock(f, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            if wait:
+                raise
+            yield False
+            return
+        try:
+            yield True
         finally:
             fcntl.flock(f, fcntl.LOCK_UN)

@@ -8,19 +8,22 @@ for 30 random specs from the invariant tests' grammar. The build takes a minute 
 it is cached under ~/.cache/pooltui/compiled-<hash>/ (the user's cache folder, the one thing
 the suite keeps there; the checkout's build/ when that cannot be written) by a hash of the
 compiled modules' sources (`cached_build`), so only the first run after one of them changes
-builds it.
+builds it. Making one removes the builds no longer kept.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 from hypothesis import Phase, given, settings
 
+from pooltui.sim import compiled
 from pooltui.sim.compiled import cached_build, copy_package
 from tests.sim.test_invariants import random_specs
 from tests.sim.test_reload import PREEMPTED, TWO_TIERS
@@ -138,3 +141,59 @@ def test_compiled_build_gives_the_same_bytes(compiled_dir: Path, tmp_path: Path)
     for words in ("division by zero", "negative", "deadlock"):
         assert any(words in line for line in pure), words
     assert pure[1:] == compiled[1:]
+
+
+def test_only_the_most_recently_used_builds_are_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new build removes the kept builds past the KEPT_BUILDS most recently used, with
+    their locks and what stopped builds left behind; never what a run may be using: one
+    used within the hour, or one whose lock a run holds."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    now = time.time()
+    minutes_ago = {"r1": 5, "r2": 10, "r3": 20, "o1": 120, "o2": 180, "o3": 240}
+    for name, minutes in minutes_ago.items():
+        build = cache / f"compiled-{name}"
+        build.mkdir()
+        (build / "COMPLETE").write_text("")
+        (cache / f"compiled-{name}.lock").write_text("")
+        for f in (build / "COMPLETE", build, cache / f"compiled-{name}.lock"):
+            os.utime(f, (now - 60 * minutes, now - 60 * minutes))
+    # What two stopped builds left (two hours ago, their locks free), and a build under way
+    # for as long (its lock held).
+    for name in ("x.tmp11", "r1.tmp12", "y.tmp13", "x.lock", "y.lock"):
+        path = cache / f"compiled-{name}"
+        path.mkdir() if ".tmp" in name else path.write_text("")
+        os.utime(path, (now - 7200, now - 7200))
+
+    def fake_build(root: Path, dest: Path) -> Path:
+        dest.mkdir()
+        (dest / "engine.so").write_text("")
+        return dest
+
+    monkeypatch.setattr(compiled, "build_copy", fake_build)
+    hashes = iter(["o3", "new"])
+    monkeypatch.setattr(compiled, "sources_hash", lambda root: next(hashes))
+    assert compiled._kept_build(ROOT, cache) == cache / "compiled-o3"  # used: now the newest
+    with open(cache / "compiled-y.lock") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        made = compiled._kept_build(ROOT, cache)
+    assert made == cache / "compiled-new" and (made / "COMPLETE").exists()
+    # Kept: the new build, o3 and r1 (the 3 most recently used); r2 and r3 (used within
+    # the hour); y's build under way. Removed: o1 and o2 with their locks, x's leftovers
+    # and r1's.
+    assert sorted(p.name for p in cache.iterdir()) == [
+        "compiled-new",
+        "compiled-new.lock",
+        "compiled-o3",
+        "compiled-o3.lock",
+        "compiled-r1",
+        "compiled-r1.lock",
+        "compiled-r2",
+        "compiled-r2.lock",
+        "compiled-r3",
+        "compiled-r3.lock",
+        "compiled-y.lock",
+        "compiled-y.tmp13",
+    ]
