@@ -4,7 +4,8 @@ Most of a serving run is residents taking one decode token per iteration. Here s
 resident becomes **steady** once its hold is tight (size = computed = context): its
 figures are then `c0 + (D − d0)`, where D is its stage's count of steady steps, and only
 the iterations in which it crosses a block boundary touch it (it is kept in a bucket per
-block phase). Iterations in which every resident gets what it wants are planned in bulk:
+block phase). Iterations in which every resident gets what it wants (the last one perhaps
+a chunk: what the others leave) are planned in bulk:
 the blocks they need are found (free, by evicting cache, or, under `preempt lifo`, by
 preempting where the per-event plan would); runs of iterations in which nothing but steady
 decoding happens are fused into one action: while a hold waits, only as long as the
@@ -362,7 +363,8 @@ class FastEngine(Engine):
 
     def bulk_plan(self, st: StageState) -> list[tuple[int, int, int]] | None:
         """The crossing blocks of this iteration in resident order, as (order, sid), when
-        every resident gets all it wants and every block can be found; else None."""
+        every resident gets all it wants (but the last, which may take a chunk: what the
+        others leave) and every block can be found; else None."""
         lz = self.lz(st)
         s = self.s
         if st.exclusive:
@@ -381,11 +383,13 @@ class FastEngine(Engine):
             assert run is not None
             h = run.h
             w = runs.tokens_wanted(run.kind, run.target, h)
-            if run.kind == "prefill" and st.whole and w > st.budget - want:
-                return None
+            if w > st.budget - want:
+                # The per-event plan serves every resident before the last one all it
+                # wants: the last one takes what they leave (a chunk of its prefill).
+                if sid != st.residents[-1]:
+                    return None
+                w = runs.tokens_taken(w, st.budget - want, st.whole) or 0
             want += w
-            if want > st.budget:
-                return None
             p = s.pools[h.pool]
             grown = blocks.nb(p, h.computed + w) - len(h.table.blocks)
             if grown > 0:

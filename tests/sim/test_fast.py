@@ -458,3 +458,47 @@ def test_a_steady_resident_preempted_before_its_crossing_agrees(
         .replace("uniform(1, 5)", f"uniform(1, {out})")
     )
     check_same(text, ".")
+
+
+# A chunked prefill in the middle of steady decoding: the per-event plan serves the two
+# decoders first (admitted first), then the prefill takes what they leave of the budget.
+# The bulk plan does the same, the prefill last, instead of making both decoders plain.
+CHUNK_LAST = """
+stage gpu step { budget 8; seats 4; time 0.01 + 0.001 * tokens; }
+pool kv { cap 64 * 2; block 2; evict lru; preempt lifo; queue fifo; admit via gpu; }
+session d[2] {
+  arrive at (0);
+  hold kv (min(max(3, context + 1), computed + budget_left(gpu))) need (max(3, context + 1)) {
+    run gpu prefill (3);
+    run gpu decode (40);
+  }
+}
+session p {
+  arrive at (0.05);
+  hold kv (min(max(37, context + 1), computed + budget_left(gpu))) need (max(37, context + 1)) {
+    run gpu prefill (37);
+    run gpu decode (3);
+  }
+}
+"""
+
+
+def test_a_chunked_prefill_after_steady_decoders_is_planned_in_bulk(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    check_same(CHUNK_LAST, ".")
+    check_same(CHUNK_LAST, ".", invariants=True)
+    from pooltui.sim.fast import FastEngine
+
+    plain: list[int] = []
+    original = FastEngine.make_all_plain
+
+    def spy(self: FastEngine, st: Any) -> None:
+        plain.append(1)
+        original(self, st)
+
+    monkeypatch.setattr(FastEngine, "make_all_plain", spy)
+    _, events = _run(CHUNK_LAST, ".", fast=True, record=True, invariants=False)
+    assert plain == []  # no iteration fell back to the per-event plan
+    # p's 37 units came in chunks of 6 (8 less the decoders' 2) while both decoded.
+    assert [e.session for e in events if e.moment == "run-done"][:3] == ["d[0]", "d[1]", "p"]
