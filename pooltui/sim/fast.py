@@ -587,7 +587,6 @@ class FastEngine(Engine):
         # and their hashes (each new to the pool, none twice: so one registration per
         # resident leaves what one per block would, in any order).
         regs: dict[tuple[int, int], int] = {}
-        seen: set[int] = set()
         buckets = lz.buckets
         # Each fused iteration starts strictly before the next action and ends by the cut:
         # the per-event mode, cut at `until`, has every iteration that started by then,
@@ -596,43 +595,44 @@ class FastEngine(Engine):
         # per-event mode has only planned.
         # Only steps in a phase where some resident crosses into a block, or completes a
         # block of its pieces, do anything but count: the others are stepped over.
-        hot: set[tuple[int, int]] = set()  # (pool, phase)
-        for (pi, phase), sids in buckets.items():
-            if sids:
-                hot.add((pi, phase))
-                if lz.pieces and not lz.pieces.keys().isdisjoint(sids):
-                    hot.add((pi, (phase - 1) % s.pools[pi].block))
-        phased = [(pi, s.pools[pi].block) for pi in st.memory]
-        pi0 = phased[0][0]
-        hot0 = {phase for pi, phase in hot if pi == pi0} if len(phased) == 1 else None
         horizon = self.horizon
         last = -1.0
         d = lz.dcount + k
-        if hot0 is not None:  # one pool: the loop below, without what only pools mix
+        if len(st.memory) == 1:  # one pool: each phase's work found once (`stretch_one_pool`)
             k, d, t, last = stretch_one_pool(
-                self, st, lz, (k, d, t, last), fused, (next_due, horizon, duration), hot0,
-                guards, plan, regs,
+                self, st, lz, (k, d, t, last), fused, (next_due, horizon, duration),
+                guards[st.memory[0]], plan, regs,
             )  # fmt: skip
-        while hot0 is None and k < fused and t < next_due and t + duration <= horizon:
-            if any((pi, d % B) in hot for pi, B in phased):
-                cross: list[tuple[int, int, int]] = []
-                want: dict[int, int] = {}
-                for pi, B in phased:
-                    bucket = buckets.get((pi, d % B))
-                    if bucket:
-                        want[pi] = len(bucket)
-                        cross.extend((runs.resident_order(self, sid), pi, sid) for sid in bucket)
-                if not all(guards[pi].take(self, st, n) for pi, n in want.items()):
-                    break
-                if lz.pieces and not note_pieces(s, st, lz, d, guards, seen, regs):
-                    break
-                if len(phased) > 1:
+        else:
+            seen: set[int] = set()
+            hot: set[tuple[int, int]] = set()  # (pool, phase)
+            phased = [(pi, s.pools[pi].block) for pi in st.memory]
+            for (pi, phase), sids in buckets.items():
+                if sids:
+                    hot.add((pi, phase))
+                    if lz.pieces and not lz.pieces.keys().isdisjoint(sids):
+                        hot.add((pi, (phase - 1) % s.pools[pi].block))
+            while k < fused and t < next_due and t + duration <= horizon:
+                if any((pi, d % B) in hot for pi, B in phased):
+                    cross: list[tuple[int, int, int]] = []
+                    want: dict[int, int] = {}
+                    for pi, B in phased:
+                        bucket = buckets.get((pi, d % B))
+                        if bucket:
+                            want[pi] = len(bucket)
+                            cross.extend(
+                                (runs.resident_order(self, sid), pi, sid) for sid in bucket
+                            )
+                    if not all(guards[pi].take(self, st, n) for pi, n in want.items()):
+                        break
+                    if lz.pieces and not note_pieces(s, st, lz, d, guards, seen, regs):
+                        break
                     cross.sort()
-                plan.extend((t, pi, [sid]) for _, pi, sid in cross)
-            last = t
-            k += 1
-            d += 1
-            t = t + duration
+                    plan.extend((t, pi, [sid]) for _, pi, sid in cross)
+                last = t
+                k += 1
+                d += 1
+                t = t + duration
         if k > 1:
             st.iter_start = last  # the last fused iteration's start, as per event
         # The crossing blocks of the fused iterations, in order. Recorded evictions carry

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pooltui.sim import blocks
+from pooltui.sim.content import Content
 from pooltui.sim.state import Hold as HoldState
 from pooltui.sim.state import Session, StageState, State
 
@@ -136,35 +137,77 @@ def stretch_one_pool(
     at: tuple[int, int, float, float],
     fused: int,
     bounds: tuple[float, float, float],
-    hot: set[int],
-    guards: dict[int, Guard],
+    g: Guard,
     plan: list[tuple[float, int, list[int]]],
     regs: dict[tuple[int, int], int],
 ) -> tuple[int, int, float, float]:
     """`FastEngine.iteration_end`'s stretch in a stage of one pool: its steps, taken as
     its loop for several pools takes them, with one plan item per step (the crossing sids
-    in bucket order, as that loop has them). Returns (k, d, t, last) where it stopped."""
+    in bucket order, as that loop has them). What each phase does is found once: the
+    residents crossing there, and those whose step there may complete a block of their
+    pieces (`pieces_at`'s, with what it reads of each). Returns (k, d, t, last) where it
+    stopped."""
     k, d, t, last = at
     next_due, horizon, duration = bounds
     s = eng.s
     pi = st.memory[0]
     B = s.pools[pi].block
-    g = guards[pi]
-    buckets = lz.buckets
+    after, table = g.after, s.pools[pi].ledger.table
+    cross: list[list[int]] = [[] for _ in range(B)]
+    # phase -> (sid, computed after the step at d is d + off, its pieces' end, content)
+    pieces: list[list[tuple[int, int, int, Content]]] = [[] for _ in range(B)]
+    hot = [False] * B
+    steady, tops, live = lz.steady, lz.pieces, s.live
+    for (bpi, phase), bucket in lz.buckets.items():
+        if bpi != pi or not bucket:
+            continue
+        cross[phase] = list(bucket)
+        hot[phase] = True
+        if not tops:
+            continue
+        items = pieces[(phase - 1) % B]  # computed + 1 ≡ 0 (mod B) after the step
+        for sid in bucket:
+            top = tops.get(sid)
+            if top is not None:
+                d0, c0, _ = steady[sid]
+                run = live[sid].run
+                assert run is not None
+                items.append((sid, c0 - d0 + 1, top, run.h.table.content))
+                hot[(phase - 1) % B] = True
     seen: set[int] = set()
+    ph = d % B
     while k < fused and t < next_due and t + duration <= horizon:
-        if d % B in hot:
-            bucket = buckets.get((pi, d % B))
+        if hot[ph]:
+            bucket = cross[ph]
             if bucket and not g.take(eng, st, len(bucket)):
                 break
-            if lz.pieces and not note_pieces(s, st, lz, d, guards, seen, regs):
-                break
+            items = pieces[ph]
+            if items:  # `note_pieces`, inline
+                done: list[tuple[int, int]] = []
+                hs: set[int] = set()
+                ok = True
+                for sid, off, top, content in items:
+                    upto = d + off
+                    if upto > top:
+                        continue
+                    h = content.block_hash(upto // B - 1, B)
+                    if h == after or h in table:
+                        ok = False
+                        break
+                    hs.add(h)
+                    done.append((sid, upto))
+                if not ok or len(hs) < len(done) or not seen.isdisjoint(hs):
+                    break
+                seen |= hs
+                for sid, upto in done:
+                    regs[pi, sid] = upto
             if bucket:
-                plan.append((t, pi, list(bucket)))
+                plan.append((t, pi, bucket))
         last = t
         k += 1
         d += 1
         t = t + duration
+        ph = ph + 1 if ph + 1 < B else 0
     return k, d, t, last
 
 
