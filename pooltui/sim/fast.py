@@ -415,7 +415,7 @@ class FastEngine(Engine):
                     return None
         merged = [(runs.resident_order(self, sid), sid, PLAIN) for sid in plain]
         merged.extend((o, sid, CROSS) for o, sid in crossing)
-        merged.extend((runs.resident_order(self, sid), sid, PIECE) for sid in completing(s, lz))
+        merged.extend((runs.resident_order(self, sid), sid, PIECE) for sid in completing(s, st, lz))
         merged.sort()
         return merged
 

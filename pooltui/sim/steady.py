@@ -44,22 +44,27 @@ class Lazy:
         self.pieces: dict[int, int] = {}
 
 
-def completing(s: State, lz: Lazy) -> list[int]:
+def completing(s: State, st: StageState, lz: Lazy) -> list[int]:
     """Steady residents whose step in this iteration completes a block of their
-    content's pieces (they drop out of `pieces` once past their last)."""
+    content's pieces: those of the bucket whose phase the step completes a block in (they
+    drop out of `pieces` there once past their last)."""
     out: list[int] = []
-    if not lz.pieces:
+    tops = lz.pieces
+    if not tops:
         return out
-    live, pools = s.live, s.pools
-    for sid, top in list(lz.pieces.items()):
-        d0, c0, _ = lz.steady[sid]
-        upto = c0 + lz.dcount - d0 + 1  # computed after this step
-        if upto > top:
-            del lz.pieces[sid]
+    d = lz.dcount + 1  # computed after this step: c0 + d - d0
+    for pi in st.memory:
+        bucket = lz.buckets.get((pi, d % s.pools[pi].block))  # (d0 - c0) ≡ d: a block ends
+        if not bucket:
             continue
-        run = live[sid].run
-        assert run is not None
-        if upto % pools[run.h.pool].block == 0:
+        for sid in bucket:
+            top = tops.get(sid)
+            if top is None:
+                continue
+            d0, c0, _ = lz.steady[sid]
+            if c0 + d - d0 > top:
+                del tops[sid]
+                continue
             out.append(sid)
     return out
 
