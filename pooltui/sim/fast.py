@@ -43,9 +43,9 @@ from pooltui.sim.state import Run as RunState
 from pooltui.sim.steady import (
     Lazy,
     completing,
-    note_pieces,
     register_steady,
     stretch_one_pool,
+    stretch_pools,
 )
 
 QUIET = frozenset({"iteration", "iteration-end", "grow"})
@@ -587,7 +587,6 @@ class FastEngine(Engine):
         # and their hashes (each new to the pool, none twice: so one registration per
         # resident leaves what one per block would, in any order).
         regs: dict[tuple[int, int], int] = {}
-        buckets = lz.buckets
         # Each fused iteration starts strictly before the next action and ends by the cut:
         # the per-event mode, cut at `until`, has every iteration that started by then,
         # the last one still in flight; a stretch that ran past it would have counted
@@ -604,35 +603,10 @@ class FastEngine(Engine):
                 guards[st.memory[0]], plan, regs,
             )  # fmt: skip
         else:
-            seen: set[int] = set()
-            hot: set[tuple[int, int]] = set()  # (pool, phase)
-            phased = [(pi, s.pools[pi].block) for pi in st.memory]
-            for (pi, phase), sids in buckets.items():
-                if sids:
-                    hot.add((pi, phase))
-                    if lz.pieces and not lz.pieces.keys().isdisjoint(sids):
-                        hot.add((pi, (phase - 1) % s.pools[pi].block))
-            while k < fused and t < next_due and t + duration <= horizon:
-                if any((pi, d % B) in hot for pi, B in phased):
-                    cross: list[tuple[int, int, int]] = []
-                    want: dict[int, int] = {}
-                    for pi, B in phased:
-                        bucket = buckets.get((pi, d % B))
-                        if bucket:
-                            want[pi] = len(bucket)
-                            cross.extend(
-                                (runs.resident_order(self, sid), pi, sid) for sid in bucket
-                            )
-                    if not all(guards[pi].take(self, st, n) for pi, n in want.items()):
-                        break
-                    if lz.pieces and not note_pieces(s, st, lz, d, guards, seen, regs):
-                        break
-                    cross.sort()
-                    plan.extend((t, pi, [sid]) for _, pi, sid in cross)
-                last = t
-                k += 1
-                d += 1
-                t = t + duration
+            k, d, t, last = stretch_pools(
+                self, st, lz, (k, d, t, last), fused, (next_due, horizon, duration), guards,
+                plan, regs,
+            )  # fmt: skip
         if k > 1:
             st.iter_start = last  # the last fused iteration's start, as per event
         # The crossing blocks of the fused iterations, in order. Recorded evictions carry

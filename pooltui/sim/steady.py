@@ -3,7 +3,8 @@
 the private blocks they complete once per launched iteration, and finding which of them
 complete a block of their content's pieces (registered step by step, or, in a fused
 stretch, each resident's at once where no waiting hold could tell: `pieces_at`), and the
-steps of a fused stretch in a stage of one pool (`stretch_one_pool`).
+steps of a fused stretch (`stretch_one_pool` in a stage of one pool, each phase's work
+found once; `stretch_pools` in a stage of several).
 
 Reads the state and the steady figures; changes blocks only through `blocks`.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pooltui.sim import blocks
+from pooltui.sim import blocks, runs
 from pooltui.sim.content import Content
 from pooltui.sim.state import Hold as HoldState
 from pooltui.sim.state import Session, StageState, State
@@ -158,9 +159,9 @@ def stretch_one_pool(
     pi = st.memory[0]
     B = s.pools[pi].block
     after, table = g.after, s.pools[pi].ledger.table
-    cross: list[list[int]] = [[] for _ in range(B)]
+    cross: list[list[int] | None] = [None] * B
     # phase -> (sid, computed after the step at d is d + off, its pieces' end, content)
-    pieces: list[list[tuple[int, int, int, Content]]] = [[] for _ in range(B)]
+    pieces: list[list[tuple[int, int, int, Content]] | None] = [None] * B
     hot = [False] * B
     steady, tops, live = lz.steady, lz.pieces, s.live
     for (bpi, phase), bucket in lz.buckets.items():
@@ -170,24 +171,27 @@ def stretch_one_pool(
         hot[phase] = True
         if not tops:
             continue
-        items = pieces[(phase - 1) % B]  # computed + 1 ≡ 0 (mod B) after the step
+        before = (phase - 1) % B  # computed + 1 ≡ 0 (mod B) after the step
         for sid in bucket:
             top = tops.get(sid)
             if top is not None:
                 d0, c0, _ = steady[sid]
                 run = live[sid].run
                 assert run is not None
+                items = pieces[before]
+                if items is None:
+                    items = pieces[before] = []
+                    hot[before] = True
                 items.append((sid, c0 - d0 + 1, top, run.h.table.content))
-                hot[(phase - 1) % B] = True
     seen: set[int] = set()
     ph = d % B
     while k < fused and t < next_due and t + duration <= horizon:
         if hot[ph]:
-            bucket = cross[ph]
-            if bucket and not g.take(eng, st, len(bucket)):
+            sids = cross[ph]
+            if sids is not None and not g.take(eng, st, len(sids)):
                 break
             items = pieces[ph]
-            if items:  # `note_pieces`, inline
+            if items is not None:  # `note_pieces`, inline
                 done: list[tuple[int, int]] = []
                 hs: set[int] = set()
                 ok = True
@@ -206,13 +210,63 @@ def stretch_one_pool(
                 seen |= hs
                 for sid, upto in done:
                     regs[pi, sid] = upto
-            if bucket:
-                plan.append((t, pi, bucket))
+            if sids is not None:
+                plan.append((t, pi, sids))
         last = t
         k += 1
         d += 1
         t = t + duration
         ph = ph + 1 if ph + 1 < B else 0
+    return k, d, t, last
+
+
+def stretch_pools(
+    eng: Engine,
+    st: StageState,
+    lz: Lazy,
+    at: tuple[int, int, float, float],
+    fused: int,
+    bounds: tuple[float, float, float],
+    guards: dict[int, Guard],
+    plan: list[tuple[float, int, list[int]]],
+    regs: dict[tuple[int, int], int],
+) -> tuple[int, int, float, float]:
+    """`FastEngine.iteration_end`'s stretch in a stage of several pools, step by step: a
+    step where some resident crosses into a block, or completes a block of its pieces, in
+    any pool, takes each pool's blocks (its guard's), then notes its piece blocks; one plan
+    item per crossing resident, in resident order. Returns (k, d, t, last) where it
+    stopped."""
+    k, d, t, last = at
+    next_due, horizon, duration = bounds
+    s = eng.s
+    buckets = lz.buckets
+    seen: set[int] = set()
+    hot: set[tuple[int, int]] = set()  # (pool, phase)
+    phased = [(pi, s.pools[pi].block) for pi in st.memory]
+    for (pi, phase), sids in buckets.items():
+        if sids:
+            hot.add((pi, phase))
+            if lz.pieces and not lz.pieces.keys().isdisjoint(sids):
+                hot.add((pi, (phase - 1) % s.pools[pi].block))
+    while k < fused and t < next_due and t + duration <= horizon:
+        if any((pi, d % B) in hot for pi, B in phased):
+            cross: list[tuple[int, int, int]] = []
+            want: dict[int, int] = {}
+            for pi, B in phased:
+                bucket = buckets.get((pi, d % B))
+                if bucket:
+                    want[pi] = len(bucket)
+                    cross.extend((runs.resident_order(eng, sid), pi, sid) for sid in bucket)
+            if not all(guards[pi].take(eng, st, n) for pi, n in want.items()):
+                break
+            if lz.pieces and not note_pieces(s, st, lz, d, guards, seen, regs):
+                break
+            cross.sort()
+            plan.extend((t, pi, [sid]) for _, pi, sid in cross)
+        last = t
+        k += 1
+        d += 1
+        t = t + duration
     return k, d, t, last
 
 
