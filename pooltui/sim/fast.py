@@ -35,7 +35,8 @@ from typing import Any
 
 from pooltui.lang.ir import Span
 from pooltui.sim import blocks, fuse, grow, invariants, iterations, runs, watch
-from pooltui.sim.engine import Engine
+from pooltui.sim.codes import StopReplay
+from pooltui.sim.engine import Engine, livelock
 from pooltui.sim.events import Violation
 from pooltui.sim.state import S_RESIDENT, PoolState, Session, StageState
 from pooltui.sim.state import Hold as HoldState
@@ -199,7 +200,20 @@ class FastEngine(Engine):
     ) -> None:
         if moment in QUIET:  # not recorded, not counted
             return
-        super().emit(moment, why, session, pool, name, stage, others, units, blocks, span, data)
+        if self.record:
+            super().emit(moment, why, session, pool, name, stage, others, units, blocks, span,
+                         data)  # fmt: skip
+            return
+        # `Engine.emit` unrecorded, inline (its `event_done` is this mode's, a no-op).
+        s = self.s
+        index = s.n_events
+        if index - s.progress >= self.still_limit:
+            livelock(self, span, session)
+        s.n_events = index + 1
+        self.last = (index, s.now, moment, why, session, pool, name, stage, others, units,
+                     blocks, span, data)  # fmt: skip
+        if self.stop_after is not None and index + 1 >= self.stop_after:
+            raise StopReplay()
 
     def event_done(self) -> None:
         """Invariants are checked after each action, not each event: inside an action the
