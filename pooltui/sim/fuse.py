@@ -178,7 +178,9 @@ def guard(eng: Engine, p: PoolState, bound: int) -> Guard:
     for e in L.entries.values():
         k = len(e.blocks)
         if e.order in touched:
-            for i in range(k - 1, -1, -1):  # tail first
+            # Tail first, up to the bound: the stretch takes at most `bound` blocks, so an
+            # eviction past it is never reached (nor a copy there: avail is past it too).
+            for i in range(k - 1, max(0, n + k - bound) - 1, -1):
                 j = chain.get(e.blocks[i])
                 if j is None:
                     continue
