@@ -188,8 +188,15 @@ def stretch_one_pool(
     while k < fused and t < next_due and t + duration <= horizon:
         if hot[ph]:
             sids = cross[ph]
-            if sids is not None and not g.take(eng, st, len(sids)):
-                break
+            if sids is not None:  # `Guard.take`, its usual case inline
+                n = len(sids)
+                if g.passed < len(g.cuts) and g.cuts[g.passed][0] < g.taken + n - g.free:
+                    if not g.take(eng, st, n):
+                        break
+                elif g.taken + n > g.avail:
+                    break
+                else:
+                    g.taken += n
             items = pieces[ph]
             if items is not None:  # `note_pieces`, inline
                 done: list[tuple[int, int]] = []
