@@ -171,20 +171,26 @@ def guard(eng: Engine, p: PoolState, bound: int) -> Guard:
     if eng.t.pools[p.decl].evict_keys is not None:
         g.avail = g.free
         return g
-    ref, bentry, bhash, more = L.ref, L.bentry, L.bhash, L.more
-    chain = {b: j for j, b in enumerate(found.blocks) if ref[b] == 0}  # held: never evicted
-    touched = {bentry[b] for b in chain}  # the entries holding them
+    bhash, more = L.bhash, L.more
+    # E's blocks in the cache are among the entries' (a cached block has no holder; a held
+    # one is never evicted): only those the stretch could evict are looked for, by block.
+    inside = set(found.blocks)
+    where: dict[int, int] = {}  # E's block -> its index in E, made when one is found
     n = 0  # evictions before the entry at hand
     for e in L.entries.values():
-        k = len(e.blocks)
-        if e.order in touched:
-            # Tail first, up to the bound: the stretch takes at most `bound` blocks, so an
-            # eviction past it is never reached (nor a copy there: avail is past it too).
-            for i in range(k - 1, max(0, n + k - bound) - 1, -1):
-                j = chain.get(e.blocks[i])
-                if j is None:
+        eb = e.blocks
+        k = len(eb)
+        # Tail first, up to the bound: the stretch takes at most `bound` blocks, so an
+        # eviction past it is never reached (nor a copy there: avail is past it too).
+        lo = max(0, n + k - bound)
+        if not inside.isdisjoint(eb[lo:]):
+            if not where:
+                where = {b: j for j, b in enumerate(found.blocks)}
+            for i in range(k - 1, lo - 1, -1):
+                j = where.get(eb[i], -1)
+                if j < 0:
                     continue
-                if bhash[e.blocks[i]] in more:  # a hash with copies
+                if bhash[eb[i]] in more:  # a hash with copies
                     g.avail = g.free + n + (k - 1 - i)
                     return g
                 g.cuts.append((n + k - 1 - i, j))
