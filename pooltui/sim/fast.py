@@ -166,18 +166,16 @@ class FastEngine(Engine):
         if room < 1 << 62:
             heapq.heappush(lz.marks, (d0 + room, EXIT, order, sess.sid, d0))
 
-    def valid_mark(self, st: StageState, mark: tuple[int, int, int, int, int]) -> Session | None:
-        sess = self.s.live.get(mark[3])
-        figures = self.lz(st).steady.get(mark[3])
-        if sess is None or sess.run is None or figures is None or figures[0] != mark[4]:
-            return None
-        return sess
-
     def next_mark(self, st: StageState) -> tuple[int, int, int, int, int] | None:
-        marks = self.lz(st).marks
+        """The first mark still valid (its resident live, steady since the mark was made);
+        those before it are dropped."""
+        lz = self.lz(st)
+        marks, steady, live = lz.marks, lz.steady, self.s.live
         while marks:
             m = marks[0]
-            if self.valid_mark(st, m) is None:
+            sess = live.get(m[3])
+            figures = steady.get(m[3])
+            if sess is None or sess.run is None or figures is None or figures[0] != m[4]:
                 heapq.heappop(marks)
                 continue
             return m
@@ -593,7 +591,7 @@ class FastEngine(Engine):
         k = 1
         t = end
         start = s.now
-        plan: list[tuple[float, int, list[int]]] = []  # (start, pool, sids in resident order)
+        plan: list[tuple[float, int, list[HoldState]]] = []  # (start, pool, holds in order)
         # `cap`: more crossings than the stretch can make.
         cap = len(lz.steady) * (fused // min(s.pools[pi].block for pi in st.memory) + 1)
         guards = {pi: fuse.guard(self, s.pools[pi], cap) for pi in st.memory}
@@ -627,12 +625,11 @@ class FastEngine(Engine):
         # their iteration's start time; unrecorded ones are taken in one go per pool.
         live = s.live
         batch: dict[int, list[HoldState]] = {}
-        for t_j, pi, sids in plan:
+        for t_j, pi, holds in plan:
             p = s.pools[pi]
-            x = p.block * (t_j - start)  # not there before t_j: each sid's, in order
-            for _ in sids:
+            x = p.block * (t_j - start)  # not there before t_j: each hold's, in order
+            for _ in holds:
                 p.area -= x
-            holds = [live[sid].run.h for sid in sids]  # type: ignore[union-attr]
             if self.lean:
                 batch.setdefault(pi, []).extend(holds)
             else:

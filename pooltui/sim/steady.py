@@ -144,22 +144,22 @@ def stretch_one_pool(
     fused: int,
     bounds: tuple[float, float, float],
     g: Guard,
-    plan: list[tuple[float, int, list[int]]],
+    plan: list[tuple[float, int, list[HoldState]]],
     regs: dict[tuple[int, int], int],
 ) -> tuple[int, int, float, float]:
     """`FastEngine.iteration_end`'s stretch in a stage of one pool: its steps, taken as
-    its loop for several pools takes them, with one plan item per step (the crossing sids
-    in bucket order, as that loop has them). What each phase does is found once: the
-    residents crossing there, and those whose step there may complete a block of their
-    pieces (`pieces_at`'s, with what it reads of each). Returns (k, d, t, last) where it
-    stopped."""
+    its loop for several pools takes them, with one plan item per step (the crossing
+    residents' holds in bucket order, as that loop has them). What each phase does is
+    found once: the residents crossing there, and those whose step there may complete a
+    block of their pieces (`pieces_at`'s, with what it reads of each). Returns (k, d, t,
+    last) where it stopped."""
     k, d, t, last = at
     next_due, horizon, duration = bounds
     s = eng.s
     pi = st.memory[0]
     B = s.pools[pi].block
     after, table = g.after, s.pools[pi].ledger.table
-    cross: list[list[int] | None] = [None] * B
+    cross: list[list[HoldState] | None] = [None] * B
     # phase -> (sid, computed after the step at d is d + off, its pieces' end, content)
     pieces: list[list[tuple[int, int, int, Content]] | None] = [None] * B
     hot = [False] * B
@@ -167,7 +167,11 @@ def stretch_one_pool(
     for (bpi, phase), bucket in lz.buckets.items():
         if bpi != pi or not bucket:
             continue
-        cross[phase] = list(bucket)
+        cross[phase] = holds = []
+        for sid in bucket:
+            run = live[sid].run
+            assert run is not None
+            holds.append(run.h)
         hot[phase] = True
         if not tops:
             continue
@@ -187,9 +191,9 @@ def stretch_one_pool(
     ph = d % B
     while k < fused and t < next_due and t + duration <= horizon:
         if hot[ph]:
-            sids = cross[ph]
-            if sids is not None:  # `Guard.take`, its usual case inline
-                n = len(sids)
+            crossing = cross[ph]
+            if crossing is not None:  # `Guard.take`, its usual case inline
+                n = len(crossing)
                 if g.passed < len(g.cuts) and g.cuts[g.passed][0] < g.taken + n - g.free:
                     if not g.take(eng, st, n):
                         break
@@ -217,8 +221,8 @@ def stretch_one_pool(
                 seen |= hs
                 for sid, upto in done:
                     regs[pi, sid] = upto
-            if sids is not None:
-                plan.append((t, pi, sids))
+            if crossing is not None:
+                plan.append((t, pi, crossing))
         last = t
         k += 1
         d += 1
@@ -235,7 +239,7 @@ def stretch_pools(
     fused: int,
     bounds: tuple[float, float, float],
     guards: dict[int, Guard],
-    plan: list[tuple[float, int, list[int]]],
+    plan: list[tuple[float, int, list[HoldState]]],
     regs: dict[tuple[int, int], int],
 ) -> tuple[int, int, float, float]:
     """`FastEngine.iteration_end`'s stretch in a stage of several pools, step by step: a
@@ -269,7 +273,10 @@ def stretch_pools(
             if lz.pieces and not note_pieces(s, st, lz, d, guards, seen, regs):
                 break
             cross.sort()
-            plan.extend((t, pi, [sid]) for _, pi, sid in cross)
+            for _, pi, sid in cross:
+                run = s.live[sid].run
+                assert run is not None
+                plan.append((t, pi, [run.h]))
         last = t
         k += 1
         d += 1
