@@ -11,6 +11,7 @@ Reads the state and the steady figures; changes blocks only through `blocks`.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 from pooltui.sim import blocks, runs
@@ -159,8 +160,11 @@ def stretch_one_pool(
     pi = st.memory[0]
     B = s.pools[pi].block
     after, table = g.after, s.pools[pi].ledger.table
+    k0, d0 = k, d
+    # By phase (d % B): the holds crossing into a block there, and the residents whose
+    # step there may complete a block of their pieces, as (sid, computed after the step
+    # at k is k + off, its pieces' end, its content).
     cross: list[list[HoldState] | None] = [None] * B
-    # phase -> (sid, computed after the step at d is d + off, its pieces' end, content)
     pieces: list[list[tuple[int, int, int, Content]] | None] = [None] * B
     hot = [False] * B
     steady, tops, live = lz.steady, lz.pieces, s.live
@@ -179,17 +183,22 @@ def stretch_one_pool(
         for sid in bucket:
             top = tops.get(sid)
             if top is not None:
-                d0, c0, _ = steady[sid]
+                s0, c0, _ = steady[sid]
                 run = live[sid].run
                 assert run is not None
                 items = pieces[before]
                 if items is None:
                     items = pieces[before] = []
                     hot[before] = True
-                items.append((sid, c0 - d0 + 1, top, run.h.table.content))
+                items.append((sid, c0 - s0 + 1 + d0 - k0, top, run.h.table.content))
+    # The phase of step k is (k + shift) % B: the loop counts k only.
+    shift = d0 - k0
+    bounded = horizon != math.inf  # else t + duration <= horizon for every t
     seen: set[int] = set()
-    ph = d % B
-    while k < fused and t < next_due and t + duration <= horizon:
+    for k in range(k0, fused):
+        if t >= next_due or (bounded and t + duration > horizon):
+            break
+        ph = (k + shift) % B
         if hot[ph]:
             crossing = cross[ph]
             if crossing is not None:  # `Guard.take`, its usual case inline
@@ -207,7 +216,7 @@ def stretch_one_pool(
                 hs: set[int] = set()
                 ok = True
                 for sid, off, top, content in items:
-                    upto = d + off
+                    upto = k + off
                     if upto > top:
                         continue
                     h = content.block_hash(upto // B - 1, B)
@@ -224,10 +233,10 @@ def stretch_one_pool(
             if crossing is not None:
                 plan.append((t, pi, crossing))
         last = t
-        k += 1
-        d += 1
         t = t + duration
-        ph = ph + 1 if ph + 1 < B else 0
+    else:  # every step up to `fused` taken
+        k = max(k0, fused)
+    d = d0 + (k - k0)
     return k, d, t, last
 
 
