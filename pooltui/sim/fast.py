@@ -44,9 +44,11 @@ from pooltui.sim.state import Run as RunState
 from pooltui.sim.steady import (
     Lazy,
     completing,
+    crossing_blocks,
     register_steady,
     stretch_one_pool,
     stretch_pools,
+    take_stretch,
 )
 
 QUIET = frozenset({"iteration", "iteration-end", "grow"})
@@ -520,7 +522,7 @@ class FastEngine(Engine):
         if all(h.pool == pi for h in holds) and len(holds) <= blocks.available(pools[pi]):
             # Nobody is preempted: all in one go.
             self.point = items[-1][0]
-            self.crossing_blocks(holds)
+            crossing_blocks(self, holds)
             return -1
         for (o, sid, _), h in zip(items, holds, strict=True):
             if sid not in lz.steady:  # preempted meanwhile
@@ -531,20 +533,6 @@ class FastEngine(Engine):
                 return o
             blocks.one_more_block(self, p, h)
         return -1
-
-    def crossing_blocks(self, holds: list[HoldState]) -> None:
-        """Each hold (steady residents crossing into a new block, in resident order) gets
-        one block, exactly as one `extend_to` after another would give them (evicting
-        cache as the per-event mode would)."""
-        pools = self.s.pools
-        i, n = 0, len(holds)
-        while i < n:  # runs of one pool at once
-            pi = holds[i].pool
-            j = i + 1
-            while j < n and holds[j].pool == pi:
-                j += 1
-            blocks.one_more_each(self, pools[pi], holds[i:j])
-            i = j
 
     def fusion_length(self, st: StageState) -> int:
         """How many steady-only iterations can run as one: until a run finishes or must
@@ -621,29 +609,7 @@ class FastEngine(Engine):
             )  # fmt: skip
         if k > 1:
             st.iter_start = last  # the last fused iteration's start, as per event
-        # The crossing blocks of the fused iterations, in order. Recorded evictions carry
-        # their iteration's start time; unrecorded ones are taken in one go per pool.
-        live = s.live
-        batch: dict[int, list[HoldState]] = {}
-        for t_j, pi, holds in plan:
-            p = s.pools[pi]
-            x = p.block * (t_j - start)  # not there before t_j: each hold's, in order
-            for _ in holds:
-                p.area -= x
-            if self.lean:
-                batch.setdefault(pi, []).extend(holds)
-            else:
-                s.now = t_j
-                for h in holds:  # one after another, as the plan has them
-                    self.crossing_blocks([h])
-        for holds in batch.values():  # pools do not share blocks: one at a time
-            self.crossing_blocks(holds)
-        # Then the piece blocks their steps complete, each resident's at once: none was
-        # registered when the stretch began, so no eviction above touched a copy of one
-        # (`steady.pieces_at`), and none is registered twice.
-        for (pi, sid), upto in regs.items():
-            sess = live[sid]
-            blocks.register(s.pools[pi], sess.run.h, upto, sess)  # type: ignore[union-attr]
+        take_stretch(self, st, plan, regs, start, self.lean)
         s.now = start
         lz.fused = k
         register_steady(s, st, lz, k)

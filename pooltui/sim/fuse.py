@@ -29,7 +29,7 @@ worked out at each eviction and may read the clock: there a stretch takes only f
 blocks while a hold waits.
 
 A stretch's crossings are then taken in one ledger pass per pool
-(`fast.FastEngine.crossing_blocks`, `blocks.one_more_each`).
+(`steady.take_stretch`, `blocks.one_more_each`).
 
 A stretch stands for attempts only where they are all alike: `fusable` (no checks, no
 spills, no attempt that reads the time) and `drawing` (holds whose attempt draws from

@@ -2,9 +2,10 @@
 (`Lazy`, one per step stage member), and the block work their steps defer: registering
 the private blocks they complete once per launched iteration, and finding which of them
 complete a block of their content's pieces (registered step by step, or, in a fused
-stretch, each resident's at once where no waiting hold could tell: `pieces_at`), and the
+stretch, each resident's at once where no waiting hold could tell: `pieces_at`); the
 steps of a fused stretch (`stretch_one_pool` in a stage of one pool, each phase's work
-found once; `stretch_pools` in a stage of several).
+found once; `stretch_pools` in a stage of several) and what they planned, done
+(`take_stretch`: the crossing blocks, `crossing_blocks`, then the piece blocks).
 
 Reads the state and the steady figures; changes blocks only through `blocks`.
 """
@@ -238,6 +239,70 @@ def stretch_one_pool(
         k = max(k0, fused)
     d = d0 + (k - k0)
     return k, d, t, last
+
+
+def take_stretch(
+    eng: Engine,
+    st: StageState,
+    plan: list[tuple[float, int, list[HoldState]]],
+    regs: dict[tuple[int, int], int],
+    start: float,
+    lean: bool,
+) -> None:
+    """What a fused stretch planned (`stretch_one_pool`, `stretch_pools`), done: its
+    crossing blocks in order (a recorded eviction carries its iteration's start time;
+    unrecorded, they are taken in one go per pool), each hold's block kept out of its
+    pool's use integral before its iteration; then the piece blocks their steps complete,
+    each resident's at once: none was registered when the stretch began, so no eviction
+    touched a copy of one (`pieces_at`), and none is registered twice."""
+    s = eng.s
+    batch: dict[int, list[HoldState]] = {}
+    if lean and len(st.memory) == 1:  # the loop below, for one pool
+        p = s.pools[st.memory[0]]
+        area, B = p.area, p.block
+        taking: list[HoldState] = []
+        for t_j, _, holds in plan:
+            x = B * (t_j - start)
+            for _ in holds:
+                area -= x
+            taking.extend(holds)
+        p.area = area
+        if taking:
+            blocks.one_more_each(eng, p, taking)
+        plan = []
+    for t_j, pi, holds in plan:
+        p = s.pools[pi]
+        x = p.block * (t_j - start)  # not there before t_j: each hold's, in order
+        for _ in holds:
+            p.area -= x
+        if lean:
+            batch.setdefault(pi, []).extend(holds)
+        else:
+            s.now = t_j
+            for h in holds:  # one after another, as the plan has them
+                crossing_blocks(eng, [h])
+    for holds in batch.values():  # pools do not share blocks: one at a time
+        crossing_blocks(eng, holds)
+    live = s.live
+    for (pi, sid), upto in regs.items():
+        run = live[sid].run
+        assert run is not None
+        blocks.register(s.pools[pi], run.h, upto, live[sid])
+
+
+def crossing_blocks(eng: Engine, holds: list[HoldState]) -> None:
+    """Each hold (steady residents crossing into a new block, in resident order) gets
+    one block, exactly as one `extend_to` after another would give them (evicting
+    cache as the per-event mode would)."""
+    pools = eng.s.pools
+    i, n = 0, len(holds)
+    while i < n:  # runs of one pool at once
+        pi = holds[i].pool
+        j = i + 1
+        while j < n and holds[j].pool == pi:
+            j += 1
+        blocks.one_more_each(eng, pools[pi], holds[i:j])
+        i = j
 
 
 def stretch_pools(
