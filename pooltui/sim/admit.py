@@ -14,7 +14,7 @@ from math import inf as INF
 from typing import TYPE_CHECKING, Any
 
 from pooltui.lang.errors import SpecRuntimeError
-from pooltui.lang.ir import Expr, Hold, Run
+from pooltui.lang.ir import Hold, Run
 from pooltui.lang.words import number
 from pooltui.sim import blocks, members, reloads, runs, watch, why
 from pooltui.sim.codes import ADMITTED, BLOCKED, REJECTED, Number
@@ -87,13 +87,6 @@ def enqueue(eng: Engine, sess: Session, stmt: Hold, where: tuple[int, int]) -> N
         reject(eng, sess, h, p, plan.never, plan.size)
 
 
-def _value(eng: Engine, expr: Expr, sess: Session, h: HoldState, computed: int) -> Number:
-    """An expression of the hold's header, as if `computed` units were computed."""
-    env = eng.env.bind(sess, h, eng.s.now)
-    env.computed = computed
-    return eng.t.fn(expr)(env)
-
-
 def plan_hold(
     eng: Engine, p: PoolState, h: HoldState, sess: Session, found: LedgerHit | None = None
 ) -> HoldPlan:
@@ -108,18 +101,24 @@ def plan_hold(
         found = blocks.longest(p, h.table.content)
     e_units = found.units
     what = "the hold's units"
-    size = eng.units(_value(eng, stmt.units, sess, h, e_units), stmt.span, what)
+    # One binding for the header's expressions (`_value`'s): an evaluation changes
+    # nothing of the environment, so only `computed` differs between them.
+    fn = eng.t.fn
+    env = eng.env.bind(sess, h, eng.s.now)
+    env.computed = e_units
+    size = eng.units(fn(stmt.units)(env), stmt.span, what)
     found = blocks.capped(p, found, max(size, h.context))
     hit = found.units
+    env.computed = hit
     if hit < e_units:  # a hit smaller than E: the header sees the smaller one
-        size = eng.units(_value(eng, stmt.units, sess, h, hit), stmt.span, what)
+        size = eng.units(fn(stmt.units)(env), stmt.span, what)
     size = max(size, hit)  # a hold holds at least its hit
     need = 0
     if stmt.need is not None:
-        need = eng.units(_value(eng, stmt.need, sess, h, hit), stmt.need.span, "need")
+        need = eng.units(fn(stmt.need)(env), stmt.need.span, "need")
     reserve: Number | None = None
     if stmt.reserve is not None:
-        reserve = _value(eng, stmt.reserve, sess, h, hit)
+        reserve = fn(stmt.reserve)(env)
         if reserve < 0:  # like negative units: a located error, not a rejection
             raise SpecRuntimeError(
                 f"the reserve is {number(reserve)}, which is negative", stmt.reserve.span
