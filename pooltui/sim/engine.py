@@ -498,3 +498,8 @@ class Engine:
 
     def end_iteration(self, st: StageState) -> None:
         iterations.end_iteration(self, st)
+
+    def grow_event(self, sess: Session, p: PoolState, new_size: int, need: int,
+                   added: list[int], span: Span) -> None:  # fmt: skip
+        """The `grow` event (the fast mode records none)."""
+        grow.grow_event(self, sess, p, new_size, need, added, span)

@@ -168,10 +168,9 @@ class FastEngine(Engine):
         if room < 1 << 62:
             heapq.heappush(lz.marks, (d0 + room, EXIT, order, sess.sid, d0))
 
-    def next_mark(self, st: StageState) -> tuple[int, int, int, int, int] | None:
+    def next_mark(self, lz: Lazy) -> tuple[int, int, int, int, int] | None:
         """The first mark still valid (its resident live, steady since the mark was made);
         those before it are dropped."""
-        lz = self.lz(st)
         marks, steady, live = lz.marks, lz.steady, self.s.live
         while marks:
             m = marks[0]
@@ -230,6 +229,10 @@ class FastEngine(Engine):
     def iteration_event(self, st: StageState, tokens: int, admitted: list[str], preempted: bool,
                         duration: float, prefills: int, decodes: int) -> None:  # fmt: skip
         """No `iteration` event (see QUIET)."""
+
+    def grow_event(self, sess: Session, p: PoolState, new_size: int, need: int,
+                   added: list[int], span: Span) -> None:  # fmt: skip
+        """No `grow` event (see QUIET)."""
 
     def join_stage(self, sess: Session, st: StageState) -> None:
         self.lz(st).plain[sess.sid] = None
@@ -362,24 +365,23 @@ class FastEngine(Engine):
         s = self.s
         # Steady residents about to pass their reserve go back to the per-event rules.
         while True:
-            m = self.next_mark(st)
+            m = self.next_mark(lz)
             if m is None or m[1] != EXIT or m[0] > lz.dcount:
                 break
             heapq.heappop(lz.marks)
             self.make_plain(st, s.live[m[3]])
         if not lz.steady:
             return super().start_iteration(st)
-        plan = self.bulk_plan(st)
+        plan = self.bulk_plan(st, lz)
         if plan is None:
             self.make_all_plain(st)
             return super().start_iteration(st)
-        return self.bulk_iteration(st, plan)
+        return self.bulk_iteration(st, lz, plan)
 
-    def bulk_plan(self, st: StageState) -> list[tuple[int, int, int]] | None:
+    def bulk_plan(self, st: StageState, lz: Lazy) -> list[tuple[int, int, int]] | None:
         """The crossing blocks of this iteration in resident order, as (order, sid), when
         every resident gets all it wants (but the last, which may take a chunk: what the
         others leave) and every block can be found; else None."""
-        lz = self.lz(st)
         s = self.s
         if st.exclusive:
             return None
@@ -433,8 +435,7 @@ class FastEngine(Engine):
         merged.sort()
         return merged
 
-    def bulk_iteration(self, st: StageState, order: list[tuple[int, int, int]]) -> bool:
-        lz = self.lz(st)
+    def bulk_iteration(self, st: StageState, lz: Lazy, order: list[tuple[int, int, int]]) -> bool:
         s = self.s
         n0 = s.n_events
         preempts0 = s.counters["preemptions"]
@@ -496,7 +497,7 @@ class FastEngine(Engine):
             and self.fusable
             and self.stop_after is None
         )
-        fused = self.fusion_length(st) if pure else 1
+        fused = self.fusion_length(st, lz) if pure else 1
         lz.fused = fused
         return iterations.launch_iteration(
             self, st, admitted, preempted, n0, steady=len(lz.steady), fused=fused
@@ -534,10 +535,9 @@ class FastEngine(Engine):
             blocks.one_more_block(self, p, h)
         return -1
 
-    def fusion_length(self, st: StageState) -> int:
+    def fusion_length(self, st: StageState, lz: Lazy) -> int:
         """How many steady-only iterations can run as one: until a run finishes or must
         leave, another action is due, the blocks run out, or a queue could move."""
-        lz = self.lz(st)
         s = self.s
         for pi in st.memory:
             p = s.pools[pi]
@@ -559,7 +559,7 @@ class FastEngine(Engine):
             ):
                 return 1
         # No run may finish, and none pass its reserve, before the last fused iteration.
-        m = self.next_mark(st)
+        m = self.next_mark(lz)
         limit = (m[0] - lz.dcount) if m is not None else 1 << 30
         return max(1, min(limit, 1 << 30))
 
@@ -628,7 +628,7 @@ class FastEngine(Engine):
         if k:
             lz.dcount += k
             while True:
-                m = self.next_mark(st)
+                m = self.next_mark(lz)
                 if m is None or m[0] > lz.dcount:
                     break
                 heapq.heappop(lz.marks)

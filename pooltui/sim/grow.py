@@ -59,17 +59,25 @@ def grow_to(
     added = blocks.extend_to(eng, p, h, new_size)
     h.size = new_size
     if need or p.block == 1:
-        eng.emit(
-            "grow",
-            lambda: why.grew(sess.name, p.label, new_size, need, p.block),
-            session=sess,
-            pool=p,
-            units=new_size,
-            blocks=tuple(added),
-            span=span,
-            data=(("added_blocks", need),),
-        )
+        eng.grow_event(sess, p, new_size, need, added, span)
     return "ok"
+
+
+def grow_event(
+    eng: Engine, sess: Session, p: PoolState, new_size: int, need: int, added: list[int],
+    span: Span,
+) -> None:  # fmt: skip
+    """The `grow` event of a hold just grown to new_size units (`added`: its new blocks)."""
+    eng.emit(
+        "grow",
+        lambda: why.grew(sess.name, p.label, new_size, need, p.block),
+        session=sess,
+        pool=p,
+        units=new_size,
+        blocks=tuple(added),
+        span=span,
+        data=(("added_blocks", need),),
+    )
 
 
 def preempt_for(eng: Engine, sess: Session, h: HoldState, p: PoolState, need: int) -> bool:
