@@ -388,14 +388,16 @@ class FastEngine(Engine):
         steady_n = len(lz.steady)
         want = steady_n
         need: dict[int, int] = {}
-        plain = (
-            sorted(lz.plain, key=lambda sid: runs.resident_order(self, sid))
-            if len(lz.plain) > 1
-            else list(lz.plain)
-        )
-        for sid in plain:
-            sess = s.live[sid]
-            run = sess.run
+        live = s.live
+        merged: list[tuple[int, int, int]] = []  # (resident order, sid, its part)
+        for sid in lz.plain:
+            run = live[sid].run
+            assert run is not None
+            merged.append((run.h.admit_order, sid, PLAIN))
+        if len(merged) > 1:
+            merged.sort()
+        for _, sid, _ in merged:
+            run = live[sid].run
             assert run is not None
             h = run.h
             w = runs.tokens_wanted(run.kind, run.target, h)
@@ -410,13 +412,15 @@ class FastEngine(Engine):
             grown = blocks.nb(p, h.computed + w) - len(h.table.blocks)
             if grown > 0:
                 need[h.pool] = need.get(h.pool, 0) + grown
-        crossing: list[tuple[int, int]] = []
         for pi in st.memory:
             p = s.pools[pi]
             bucket = lz.buckets.get((pi, lz.dcount % p.block))
             if bucket:
                 need[pi] = need.get(pi, 0) + len(bucket)
-                crossing.extend((runs.resident_order(self, sid), sid) for sid in bucket)
+                for sid in bucket:
+                    run = live[sid].run
+                    assert run is not None
+                    merged.append((run.h.admit_order, sid, CROSS))
         here = -1
         for pi, n in need.items():
             p = s.pools[pi]
@@ -429,9 +433,10 @@ class FastEngine(Engine):
                     here = s.stages.index(st)
                 if not self.pool_lifo[p.decl] or p.stage != here:
                     return None
-        merged = [(runs.resident_order(self, sid), sid, PLAIN) for sid in plain]
-        merged.extend((o, sid, CROSS) for o, sid in crossing)
-        merged.extend((runs.resident_order(self, sid), sid, PIECE) for sid in completing(s, st, lz))
+        for sid in completing(s, st, lz):
+            run = live[sid].run
+            assert run is not None
+            merged.append((run.h.admit_order, sid, PIECE))
         merged.sort()
         return merged
 

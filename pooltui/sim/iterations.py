@@ -68,7 +68,15 @@ def launch_iteration(
     `steady` decodes were planned in bulk (fast mode); `fused` iterations of equal
     length run back to back as one (fast mode)."""
     s = eng.s
-    tokens = sum(planned(eng, sid) for sid in st.scheduled) + steady
+    live = s.live
+    scheduled = [live[sid].run for sid in st.scheduled]
+    tokens = steady
+    prefills = 0
+    for r in scheduled:
+        if r is not None:
+            tokens += r.tokens
+            if r.phase != "decode":
+                prefills += 1
     if tokens == 0 and not admitted and not preempted:
         # Nothing moved: not an event; the stage sleeps until something changes.
         for sid in st.residents:
@@ -80,9 +88,6 @@ def launch_iteration(
     s.counters["iterations"] += 1
     st.busy = True
     st.iter_start = s.now
-    live = s.live
-    scheduled = [live[sid].run for sid in st.scheduled]
-    prefills = sum(1 for r in scheduled if r is not None and r.phase != "decode")
     decodes = len(scheduled) - prefills + steady
     duration = 0.0
     if tokens > 0:
@@ -150,12 +155,6 @@ def iteration_event(
             ("duration", duration),
         ),
     )
-
-
-def planned(eng: Engine, sid: int) -> int:
-    """Tokens a resident has in the iteration being planned."""
-    run = eng.s.live[sid].run
-    return run.tokens if run is not None else 0
 
 
 def is_prefill(sess: Session) -> bool:
