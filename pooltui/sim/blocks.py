@@ -55,7 +55,8 @@ def capped(p: PoolState, found: Hit, upto: int) -> Hit:
         return found
     out = Hit()
     out.blocks = found.blocks[:n]
-    out.cached = list(map(p.ledger.ref.__getitem__, out.blocks)).count(0)
+    # found's cached blocks but those cut off (mostly its last one)
+    out.cached = found.cached - list(map(p.ledger.ref.__getitem__, found.blocks[n:])).count(0)
     out.shared = n - out.cached
     out.units = n * p.block
     return out

@@ -212,9 +212,12 @@ def still_blocked(eng: Engine, st: StageState, g: Guard, cut: int, taken: int) -
         return False
     L = p.ledger
     hit = Hit()
-    hit.blocks = g.found.blocks[:cut]
+    found = g.found
+    hit.blocks = found.blocks[:cut]
     hit.units = cut * p.block
-    hit.cached = list(map(L.ref.__getitem__, hit.blocks)).count(0)
+    # E's cached blocks but those cut off (a cut is mostly near E's end: E's blocks are
+    # evicted from their entries' tails)
+    hit.cached = found.cached - list(map(L.ref.__getitem__, found.blocks[cut:])).count(0)
     hit.shared = cut - hit.cached
     sess = eng.s.live[h.sid]
     computed = h.computed
