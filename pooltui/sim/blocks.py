@@ -14,6 +14,7 @@ session frame.
 
 from __future__ import annotations
 
+from itertools import groupby
 from typing import TYPE_CHECKING, Final
 
 from pooltui.sim import ledgerbatch, members, watch, why
@@ -73,15 +74,11 @@ def fits(p: PoolState, hit: Hit, grown: int, need: int) -> bool:
 def others(p: PoolState, hit: Hit, sid: int) -> int:
     """Units of `hit` on blocks another session computed."""
     n = 0
-    bcontent = p.ledger.bcontent
-    last: Content | None = None
-    other = False
-    for c in map(bcontent.__getitem__, hit.blocks):
-        if c is not last:  # runs of one content: its session's stream or not
-            last = c
-            other = c is not None and c.sid != sid
-        if other:
-            n += 1
+    # Runs of one content (its session's stream or not), grouped in C: a hit is a few
+    # such runs of up to thousands of blocks.
+    for c, run in groupby(map(p.ledger.bcontent.__getitem__, hit.blocks)):
+        if c is not None and c.sid != sid:
+            n += len(list(run))
     return n * p.block
 
 
