@@ -75,19 +75,20 @@ MAX_SORTED: Final = 10_000_000  # sessions of one class an unsorted `arrive at` 
 LAST_ARRIVAL_PASS: Final = 1_000_000  # drawn `every` gaps summed for `last_arrival`, at most
 
 
-def _reads_row_or_draw(expr: object) -> bool:
-    """Whether an arrival expression reads a draw or a column (else it is one number)."""
-    if isinstance(expr, Draw | Attr):
+def _reads_row_or_draw(expr: object, kinds: tuple[type, ...] = (Draw, Attr)) -> bool:
+    """Whether an arrival expression reads a draw or a column (else it is one number);
+    with `kinds` (Draw,), whether it draws."""
+    if isinstance(expr, kinds):
         return True
     for name in getattr(expr, "__slots__", ()):
         value = getattr(expr, name, None)
         if isinstance(value, tuple):
-            if any(_reads_row_or_draw(v) for v in value):
+            if any(_reads_row_or_draw(v, kinds) for v in value):
                 return True
         elif (
             value is not None
             and not isinstance(value, str | int | float)
-            and _reads_row_or_draw(value)
+            and _reads_row_or_draw(value, kinds)
         ):
             return True
     return False
@@ -114,6 +115,7 @@ class Schedule:
         self.times: list[array[float]] = []  # A_SORTED: times in arrival order
         self.order: list[array[int]] = []  # A_SORTED: the index of each
         self.last: list[float | None] = []  # the last arrival, when known
+        self.draws: list[bool] = []  # whether the arrival expression draws
         self._last: float | bool | None = False  # `last_arrival`, once computed
         for sd in tables.sessions:
             self._add(sd, empty)
@@ -127,6 +129,7 @@ class Schedule:
         self.last.append(None)
         c = len(self.mode)
         expr = sd.ir.arrive.gap if isinstance(sd.ir.arrive, ArriveEvery) else sd.ir.arrive.at
+        self.draws.append(_reads_row_or_draw(expr, (Draw,)))
         if sd.every:
             self.mode.append(A_EVERY)
             return
@@ -159,7 +162,9 @@ class Schedule:
         """Session `index` of class c: its arrival time (`before` + its gap for `every`)
         and its stream's counter after the arrival expression's draws."""
         sd = self.tables.sessions[c]
-        session = Session(-1, sd.order, index, "", stream_key(self.seed, sd.ir.name, index))
+        # Its stream only if the expression draws (its counter stays 0 otherwise).
+        key = stream_key(self.seed, sd.ir.name, index) if self.draws[c] else 0
+        session = Session(-1, sd.order, index, "", key)
         if sd.ir.source is not None:
             session.attrs = dict(zip(sd.columns, sd.ir.source.rows[index], strict=False))
         value = sd.arrive(self.env.bind(session, None, 0.0))
