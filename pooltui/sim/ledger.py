@@ -369,8 +369,9 @@ class Ledger:
                     else:
                         copies.append(b)
                     dup += 1
-        if self.track:
-            self.th.update(hs)
+        if self.track:  # (each first copy: by the table's span; copies: their hashes too)
+            if dup:
+                self.th.update(hs)
             self.mark_table(t, lo, last)
         t.nreg = last
         self.dups += dup
@@ -389,12 +390,13 @@ class Ledger:
         ho: object = h  # boxed once
         hashes[b] = ho
         t.nreg = j + 1
-        if self.track:
-            self.th.add(h)
+        if self.track:  # (a first copy: by the table's span; a copy, its hash too)
             self.mark_table(t, j, j + 1)
         if ho not in table:
             table[ho] = bo
             return 0
+        if self.track:
+            self.th.add(h)
         self.more.setdefault(h, []).append(b)
         self.dups += 1
         self.dup_registrations += 1
@@ -566,9 +568,7 @@ class Ledger:
     def evict(self, order: int, n: int) -> list[Evicted]:
         """Evict n blocks of entry `order`, tail first: unregister and free them. Returns
         them in eviction order with the content and units each held."""
-        e = self.entries[order]
-        if n > len(e.blocks):
-            raise RuntimeError(f"ledger: evict {n} of an entry of {len(e.blocks)} blocks")
+        e = self.entries[order]  # (`evict_ids` refuses more than it has)
         bcontent, bidx, block = self.bcontent, self.bidx, self.block
         out: list[Evicted] = []
         for b in reversed(e.blocks[len(e.blocks) - n :]):

@@ -17,8 +17,10 @@ ledger and the tables, and writes only the shadow and the ledger's notes; it nev
 from __future__ import annotations
 
 from collections.abc import Iterable
+from operator import itemgetter
 from typing import Protocol
 
+from pooltui.sim.content import Content
 from pooltui.sim.ledger import NONE, Ledger, Table
 
 
@@ -165,7 +167,7 @@ def _hashes(L: Ledger, th: set[int]) -> str | None:
     With no copies anywhere (most runs), many at once: each listed block's hash looked
     up in C, all unlisted (evicted) or all listing their own block."""
     table, more, bhash = L.table, L.more, L.bhash
-    if not more and len(th) > 8:
+    if not more and len(th) > 2:
         firsts = list(map(table.get, th))
         if firsts.count(None) == len(firsts):
             return None
@@ -209,7 +211,16 @@ def _tables(L: Ledger, sh: Shadow, tables: Tables, n: int, odd: list[int]) -> st
         content = t.content
         bh = content.bh if content.bh_block == block else ()  # its hashes, when made
         total, panc = content.total, content.panc
-        for j in range(lo, hi if hi < nt else nt) if lo < hi else ():
+        top = hi if hi < nt else nt
+        if top - lo > 8 and not more:  # a long span (a prefill's): in C, if all is well
+            moved = _span_in_c(L, seen, t, lo, top, n)
+            if moved is not None:
+                refs += moved[0]
+                registered += moved[1]
+                allocated += moved[2]
+                cached += moved[3]
+                top = lo
+        for j in range(lo, top):
             b = blocks[j]
             if (
                 not 0 <= b < n
@@ -273,6 +284,41 @@ def _tables(L: Ledger, sh: Shadow, tables: Tables, n: int, odd: list[int]) -> st
     sh.held += held
     sh.moved(refs, registered, allocated, cached)
     return None
+
+
+def _span_in_c(
+    L: Ledger, seen: list[int], t: Table, lo: int, top: int, n: int
+) -> tuple[int, int, int, int] | None:
+    """`_tables`' loop over t's blocks [lo, top) as passes in C, when each is what the loop
+    finds most (held by t alone at its index, of its content; registered with its hash
+    below t.nreg, unregistered past it; no copies anywhere): the shadow's codes set and
+    the changes to its sums (refs, registered, allocated, cached); else None, the loop's."""
+    span = t.blocks[lo:top]
+    m, r = top - lo, max(0, min(top, t.nreg) - lo)  # blocks, of which registered
+    get = itemgetter(*span)
+    hs = list(get(L.bhash))
+    if (
+        min(span) < 0
+        or max(span) >= n
+        or get(L.bidx) != tuple(range(lo, top))
+        or get(L.owner).count(t.hid) != m
+        or get(L.ref).count(1) != m
+        or (L.sharers and not L.sharers.keys().isdisjoint(span))
+        or get(L.bcontent).count(t.content) != m
+        or hs.count(NONE) != m - r
+        or (r and hs[:r] != t.content.hashes(L.block, lo, lo + r))
+        or (r and list(map(L.table.get, hs[:r])) != span[:r])
+    ):
+        return None
+    codes = get(seen)
+    c0, c1, c2, c3 = codes.count(0), codes.count(1), codes.count(2), codes.count(3)
+    if c0 + c1 + c2 + c3 != m:  # (a block held twice before: the loop's)
+        return None
+    for b in span[:r]:
+        seen[b] = 3
+    for b in span[r:]:
+        seen[b] = 2
+    return m - c2 - c3, r - c1 - c3, c0 + c1, -c1
 
 
 def _table_words(L: Ledger, t: Table, nt: int) -> str:
@@ -401,11 +447,15 @@ def _entries(L: Ledger, sh: Shadow, odd: list[int]) -> str | None:
                 now = set(blocks)
                 look, kept = (now - set(before)) | (now & tb), list(blocks)
         # Each looked-at block cached in this entry: counted in C, then worded one by one.
-        if look and (
-            list(map(bentry.__getitem__, look)).count(order) != len(look)
-            or list(map(ref.__getitem__, look)).count(0) != len(look)
-            or NONE in map(bhash.__getitem__, look)
-        ):
+        nl = len(look)
+        fine = True
+        if nl > 1:
+            get = itemgetter(*look)
+            fine = get(bentry).count(order) == get(ref).count(0) == nl and NONE not in get(bhash)
+        elif nl:
+            b = next(iter(look))
+            fine = bentry[b] == order and ref[b] == 0 and bhash[b] != NONE
+        if not fine:
             for b in blocks:  # the first, in the full check's words
                 if bentry[b] != order or ref[b] != 0 or bhash[b] == NONE:
                     return f"entry {order}: block {b} is not a cached block of it"
@@ -426,6 +476,23 @@ def _new_entry(L: Ledger, sh: Shadow, blocks: list[int], odd: list[int]) -> None
     if not L.sharers.keys().isdisjoint(blocks):  # (a cached block has no holders)
         odd.extend(blocks)
         return
+    n = len(blocks)
+    if n > 8 and not more:  # a release's: its content's blocks 0.. in chain order, in C
+        get = itemgetter(*blocks)
+        cs, js, hs = get(bcontent), get(bidx), list(get(bhash))
+        c, j0 = cs[0], js[0]
+        if (
+            isinstance(c, Content)
+            and cs.count(c) == n
+            and js == tuple(range(j0, j0 + n))
+            and hs == c.hashes(block, j0, j0 + n)
+            and list(map(table.get, hs)) == blocks
+            and get(seen).count(3) == n  # each held by one table, registered
+        ):
+            for b in blocks:
+                seen[b] = 1
+            sh.moved(-n, 0, -n, n)
+            return
     refs = registered = allocated = cached = 0
     last: object = None
     bh: list[int] | tuple[()] = ()
@@ -459,10 +526,19 @@ def _new_entry(L: Ledger, sh: Shadow, blocks: list[int], odd: list[int]) -> None
 
 def _evicted(L: Ledger, sh: Shadow, odd: list[int]) -> None:
     """The evicted blocks (`Ledger.tf`): free now (count 0, unregistered, no holders) each
-    becomes so in the shadow; any other (taken again since, say) goes to `odd`."""
-    ref, bhash, sharers, seen = L.ref, L.bhash, L.sharers, sh.seen
+    becomes so in the shadow; any other (taken again since, say) goes to `odd`. (Those
+    of one eviction were cached blocks at the last check, mostly: tested in C at once.)"""
+    ref, bhash, sharers, seen, tf = L.ref, L.bhash, L.sharers, sh.seen, L.tf
+    n = len(tf)
+    if n > 1 and len(set(tf)) == n and (not sharers or sharers.keys().isdisjoint(tf)):
+        get = itemgetter(*tf)  # (each once: a block evicted, taken, evicted is the loop's)
+        if get(seen).count(1) == n and get(bhash).count(NONE) == n and not any(get(ref)):
+            for b in tf:
+                seen[b] = 0
+            sh.moved(0, -n, 0, -n)
+            return
     refs = registered = allocated = cached = 0
-    for b in L.tf:
+    for b in tf:
         if ref[b] or bhash[b] != NONE or b in sharers:
             odd.append(b)
             continue
