@@ -3,6 +3,7 @@ the panels that wraps (the event log cuts long ones)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -170,3 +171,30 @@ async def test_after_a_resize_the_why_is_as_tall_as_its_lines() -> None:
         assert rows[0].lstrip().startswith("#180 iteration")
         assert rows[-1].rstrip().endswith("conversation_request[59]; lasts 0.01s"), rows[-1]
         assert why.region.height == 10
+
+
+def _scroll_up(why: Widget) -> None:
+    x, y = why.region.x + 2, why.region.y + 1
+    why.post_message(events.MouseScrollUp(why, 2, 1, 0, -1, 0, False, False, False, x, y))
+
+
+async def test_the_scroll_note_counts_one_line_as_one_line() -> None:
+    """many.pool's #180 at 80x24: 22 lines, 7 shown above the note, 2 lines a notch of the
+    wheel. Down from the top: 2, 4, ... 14 lines above, the last leaving `1 more line
+    below`; from the bottom (15 above) up: 13, 11, ... 1, which is `1 line above`. One
+    line is one line, not `1 lines` nor `1 more lines`."""
+    app = PoolApp.from_spec(MANY)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        app.send("goto", index=180)
+        await settle(pilot)
+        assert app.debugger is not None
+        why = app.debugger.query_one("#why")
+        notes: list[str] = []
+        for scroll in [_scroll_down] * 8 + [_scroll_up] * 8:
+            scroll(why)
+            await pilot.pause()
+            notes.append(on_screen(app, why).split("… ")[-1])
+        assert any(n.startswith("14 lines above, 1 more line below (") for n in notes), notes
+        assert any(n.startswith("1 line above, 14 more lines below (") for n in notes), notes
+        assert not any(re.search(r"\b1 (more )?lines", n) for n in notes), notes

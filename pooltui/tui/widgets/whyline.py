@@ -68,8 +68,8 @@ class WhyLine(Static):
         shown = Text("\n").join(lines[self.top : self.top + room])
         above, below = self.top, len(lines) - self.top - room
         sign = Text("… ", Style(bold=True))
-        where = [f"{above} lines above"] if above else []
-        where += [f"{below} more lines below"] if below else []
+        where = [f"{above} {'line' if above == 1 else 'lines'} above"] if above else []
+        where += [f"{below} more {'line' if below == 1 else 'lines'} below"] if below else []
         sign.append(
             f"{', '.join(where)} (scroll here; the Details tab has the whole why)", "dim italic"
         )
