@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from textual import events
 from textual.geometry import Region
+from textual.pilot import Pilot
 from textual.widget import Widget
 
 from pooltui.tui.app import PoolApp
@@ -120,6 +121,15 @@ def _scroll_down(why: Widget) -> None:
     why.post_message(events.MouseScrollDown(why, 2, 1, 0, 1, 0, False, False, False, x, y))
 
 
+async def _why_of_180(app: PoolApp, pilot: Pilot[int]) -> Widget:
+    """many.pool's #180 gone to (a why of 22 lines at 80 columns): the why line."""
+    await settle(pilot)
+    app.send("goto", index=180)
+    await settle(pilot)
+    assert app.debugger is not None
+    return app.debugger.query_one("#why")
+
+
 async def test_a_size_where_the_why_fits_shows_it_from_the_top_ever_after() -> None:
     """many.pool's #180, a why of 22 lines at 80 columns, scrolled: at 160x48 it fits whole
     (11 lines), so it shows from its first line; back at 80x24 it shows from the top again
@@ -128,11 +138,7 @@ async def test_a_size_where_the_why_fits_shows_it_from_the_top_ever_after() -> N
     nothing scrolled."""
     app = PoolApp.from_spec(MANY)
     async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        app.send("goto", index=180)
-        await settle(pilot)
-        assert app.debugger is not None
-        why = app.debugger.query_one("#why")
+        why = await _why_of_180(app, pilot)
         for _ in range(3):
             _scroll_down(why)
             await pilot.pause()
@@ -185,11 +191,7 @@ async def test_the_scroll_note_counts_one_line_as_one_line() -> None:
     line is one line, not `1 lines` nor `1 more lines`."""
     app = PoolApp.from_spec(MANY)
     async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        app.send("goto", index=180)
-        await settle(pilot)
-        assert app.debugger is not None
-        why = app.debugger.query_one("#why")
+        why = await _why_of_180(app, pilot)
         notes: list[str] = []
         for scroll in [_scroll_down] * 8 + [_scroll_up] * 8:
             scroll(why)
