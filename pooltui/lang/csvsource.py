@@ -41,22 +41,44 @@ _DATETIME = re.compile(r"(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(\.\d
 
 
 def _split(line: str) -> tuple[list[str], list[int]]:
-    """Cells of one line and their 1-based start columns (quotes handled by the csv module)."""
-    cells = line.split(",") if '"' not in line else next(csv.reader([line]), [])
-    cols: list[int] = []
-    col = 1
+    """Cells of one line and their 1-based start columns (quotes handled by the csv module;
+    a quoted cell starts after its opening quote)."""
     if '"' not in line:
+        cells = line.split(",")
+        cols: list[int] = []
+        col = 1
         for c in cells:
             cols.append(col)
             col += len(c) + 1
-    else:  # a quoted line: columns are approximate (the cell's text is searched for)
-        at = 0
-        for c in cells:
-            found = line.find(c, at)
-            found = at if found < 0 else found
-            cols.append(found + 1)
-            at = found + len(c)
-    return cells, cols
+        return cells, cols
+    cells = next(csv.reader([line]), [])
+    return cells, _quoted_starts(line)
+
+
+def _quoted_starts(line: str) -> list[int]:
+    """Where each cell of a line with quotes starts, cut as csv.reader cuts it: a quote
+    opens a quoted cell only as its first character, `""` inside one is a quote. (The
+    cell's text cannot be searched for: `""` is one character in it.)"""
+    cols: list[int] = []
+    i, end = 0, len(line)
+    while True:
+        if i < end and line[i] == '"':
+            cols.append(i + 2)
+            i += 1
+            while i < end:
+                if line[i] == '"':
+                    if line.startswith('""', i):
+                        i += 2
+                        continue
+                    i += 1
+                    break
+                i += 1
+        else:
+            cols.append(i + 1)
+        comma = line.find(",", i)
+        if comma < 0:
+            return cols
+        i = comma + 1
 
 
 def read_table(path: str, shown: str, limit: int | None, span: Span) -> Table:
@@ -133,6 +155,15 @@ def _read(it: Any, shown: str, limit: int | None, span: Span) -> Table:
                     epoch[i] = e = stamp
                 # whole seconds and fractions apart, so 2023's epoch seconds keep microseconds
                 v = (stamp[0] - e[0]) + (stamp[1] - e[1])
+            else:
+                if v != v:  # float() reads "nan"; NaN never exists in a spec (decisions.md)
+                    raise SourceError(
+                        Diagnostic(
+                            _at(shown, n, cols[i], cell),
+                            f"a cell in column '{shown_name(columns[i])}' is NaN, which is "
+                            "not a number",
+                        )
+                    )
             bits[i] |= KIND_NUMBER
             row.append(v)
         if values > MAX_VALUES:
