@@ -11,12 +11,12 @@ the keys.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from pooltui.lang.errors import Diagnostic
 from pooltui.lang.ir import Span
 from pooltui.lang.sourcefile import (
-    JSON,
     KIND_LIST,
     KIND_NUMBER,
     KIND_STRING,
@@ -29,6 +29,7 @@ from pooltui.lang.sourcefile import (
     lines,
     list_value,
     open_source,
+    reject_constant,
     scalar,
     shown_name,
     too_many_rows,
@@ -49,6 +50,30 @@ _JSON_ERRORS = (
     "Extra data",
     "Illegal trailing comma",
 )
+
+
+class _Twice(dict[str, Any]):
+    """An object that wrote a key twice (json keeps the last value, silently): `twice`."""
+
+    twice = ""
+
+
+def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) == len(pairs):
+        return obj
+    seen: set[str] = set()
+    twice = _Twice(obj)
+    for key, _ in pairs:
+        if key in seen:
+            twice.twice = key
+            break
+        seen.add(key)
+    return twice
+
+
+# A line's decoder: as sourcefile.JSON, and it keeps a key written twice for the error.
+_LINE = json.JSONDecoder(parse_constant=reject_constant, object_pairs_hook=_object)
 
 
 def is_jsonl(path: str) -> bool:
@@ -82,7 +107,7 @@ def read_jsonl(path: str, shown: str, limit: int | None, span: Span) -> Table:
                 return SourceError(Diagnostic(Span(shown, n, col, n, col + 1), msg))
 
             try:
-                obj = JSON.decode(text)
+                obj = _LINE.decode(text)
             except BadValue as exc:
                 raise err(f"line {n} holds {exc}") from None
             except json.JSONDecodeError as exc:
@@ -97,6 +122,9 @@ def read_jsonl(path: str, shown: str, limit: int | None, span: Span) -> Table:
                     f"line {n} is {_type(obj)}, not a JSON object: a JSON Lines source has "
                     "one object per line, its keys the session's attributes"
                 )
+            if isinstance(obj, _Twice):  # as a CSV column written twice is
+                key = obj.twice
+                raise err(f"key '{shown_name(key)}' appears twice", _key_col(text, key, 2))
             if columns is None:
                 columns = tuple(obj)
                 index = {c: i for i, c in enumerate(columns)}
@@ -146,9 +174,11 @@ def read_jsonl(path: str, shown: str, limit: int | None, span: Span) -> Table:
     return Table(columns, tuple(rows), kind_names(bits))
 
 
-def _key_col(text: str, key: str) -> int:
-    """The column where `"key"` is written on the line (1 when it cannot be found)."""
-    at = text.find(json.dumps(key, ensure_ascii=False))
-    if at < 0:
-        at = text.find(json.dumps(key))
-    return at + 1 if at >= 0 else 1
+def _key_col(text: str, key: str, nth: int = 1) -> int:
+    """The column where `"key":` is written on the line the nth time (1 when it cannot be
+    found)."""
+    for written in dict.fromkeys((json.dumps(key, ensure_ascii=False), json.dumps(key))):
+        found = list(re.finditer(re.escape(written) + r"\s*:", text))
+        if len(found) >= nth:
+            return found[nth - 1].start() + 1
+    return 1
