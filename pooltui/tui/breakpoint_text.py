@@ -18,7 +18,13 @@ from pooltui.lang.words import closest, number
 from pooltui.sim.events import MOMENTS
 from pooltui.tui.breakpoints import FIGURES, OPERATORS, Breakpoint, BreakpointError
 
-_COMPARISON = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(>=|<=|==|!=|>|<|=)(-?\d+(?:\.\d*)?(?:e-?\d+)?)")
+# `FIGURE OP VALUE`: a figure comparison whatever VALUE is (a word that is not a number
+# is refused as such, not taken for a name); `KEY=NAME` narrows instead.
+_COMPARISON = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(>=|<=|==|!=|>|<|=)(.*)")
+# NUMBER as the language writes it (language.md §2): `_` between digits, `inf`; no NaN.
+_NUMBER = re.compile(
+    r"-?(?:inf|[0-9]+(?:_[0-9]+)*(?:\.(?:[0-9]+(?:_[0-9]+)*)?)?(?:[eE][+-]?[0-9]+)?)"
+)
 
 
 @dataclass(frozen=True)
@@ -239,8 +245,10 @@ def parse_breakpoint(
             if named is not None and named.group(1) in _KEYS:
                 raise BreakpointError(f"{named.group(1)}= takes a name: {named.group(1)}=NAME")
             if comparison is not None and comparison.group(1) not in _KEYS:
-                bp.figures += (_parse_figure(head, *comparison.groups()),)
-                continue
+                key, op, value = comparison.groups()
+                if op != "=" or key in _ALL_FIGURES or _NUMBER.fullmatch(value):
+                    bp.figures += (_parse_figure(head, key, op, value),)
+                    continue
             key, eq, value = word.partition("=")
             if eq:
                 if key not in _KEYS:
@@ -289,6 +297,9 @@ def _another_kind(text: str, moment: str, word: str) -> str:
     )
 
 
+_ALL_FIGURES = frozenset(("units", *(f for figures in FIGURES.values() for f in figures)))
+
+
 def _parse_figure(moment: str, key: str, op: str, value: str) -> tuple[str, str, float]:
     """`shared>0` on `admit`: a figure the moment has, or a refusal naming those it has."""
     figures = ("units", *FIGURES.get(moment, ()))
@@ -296,6 +307,11 @@ def _parse_figure(moment: str, key: str, op: str, value: str) -> tuple[str, str,
         raise BreakpointError(
             f"{key}{op}{value} can never fire: {moment} events have no figure {key!r}"
             f"{_suggest(key, figures)} (its figures: {', '.join(figures)})"
+        )
+    if not _NUMBER.fullmatch(value):
+        raise BreakpointError(
+            f"{key}{op}{value}: a figure is compared with a number, not {value!r}"
+            f" (`{moment} {key}>0`)"
         )
     return key, op, float(value)
 

@@ -38,7 +38,7 @@ from pooltui.tui.widgets.inspector import inspect_block_text
 from pooltui.tui.widgets.legend import pool_legend
 from pooltui.tui.widgets.panels import pool_head
 from pooltui.tui.widgets.sharing import shared_blocks, shared_groups
-from tests.tui.conftest import SIZE, add_breakpoint, keys, settle
+from tests.tui.conftest import SIZE, add_breakpoint, keys, settle, submit
 
 SHARED = str(Path(__file__).parent / "specs" / "shared.pool")
 NAMES = Names(("kv",), ("gpu",), ("chat",), (("chat", 3),), (("kv", 1),), (("gpu", 1),))
@@ -116,6 +116,10 @@ def test_inspecting_private_and_cached_blocks() -> None:
         ("admit hit>=8 shared==8", (("hit", ">=", 8.0), ("shared", "==", 8.0))),
         ("evict units <= 3.5", (("units", "<=", 3.5),)),
         ("admit shared=0", (("shared", "=", 0.0),)),
+        # NUMBER as the language writes it (language.md §2): `_` groups digits, `inf`
+        ("admit hit>=1_000", (("hit", ">=", 1000.0),)),
+        ("evict units < inf", (("units", "<", float("inf")),)),
+        ("admit hit>2.5E+2", (("hit", ">", 250.0),)),
     ],
 )
 def test_figure_comparisons_parse(text: str, figures: tuple[Any, ...]) -> None:
@@ -128,6 +132,10 @@ def test_figure_comparisons_parse(text: str, figures: tuple[Any, ...]) -> None:
         ("admit shard>0", "admit events have no figure 'shard'; did you mean shared?"),
         ("release hit>0", "(its figures: units, cached)"),
         ("admit pool>3", "pool= takes a name: pool=NAME"),
+        # not a number: said of the comparison, not taken for a pool's name
+        ("admit shared>nan", "shared>nan: a figure is compared with a number, not 'nan'"),
+        ("admit hit > lots", "hit>lots: a figure is compared with a number, not 'lots'"),
+        ("admit shard>x", "did you mean shared?"),  # the figure's name first
     ],
 )
 def test_a_figure_the_moment_lacks_is_refused(text: str, said: str) -> None:
@@ -174,6 +182,25 @@ async def test_continue_stops_on_the_first_shared_hit() -> None:
         assert "breakpoint #1: admit shared>0" in status
         await keys(pilot, "c")
         assert app.snapshot.event_index == 12
+
+
+async def test_a_figure_compared_with_a_language_number_is_added_and_a_word_is_refused() -> None:
+    """language.md §12.2: FIGURE OP NUMBER, NUMBER as in the language (§2: `16_384`,
+    `inf`). `admit hit>=1_000` is added as typed; `admit shared>nan` says what is wrong
+    with it in the breakpoints screen (it said 'shared>nan' is not a pool, stage or
+    session class of this spec)."""
+    app = PoolApp.from_spec(SHARED)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("b")
+        await settle(pilot)
+        await submit(pilot, "admit hit>=1_000")
+        assert [bp.describe() for bp in app.breakpoints.items] == ["admit hit>=1000"]
+        await submit(pilot, "admit shared>nan")
+        error = str(app.screen.query_one("#bp-error", Static).content)
+        assert "shared>nan: a figure is compared with a number, not 'nan'" in error
+        assert "is not a pool" not in error
+        assert len(app.breakpoints.items) == 1
 
 
 async def goto(pilot: Any, index: int) -> None:
