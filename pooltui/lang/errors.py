@@ -90,13 +90,24 @@ def cells(text: str) -> int:
     return len(text) if text.isascii() else sum(_cell(ch) for ch in text)
 
 
+def shown_line(text: str) -> str:
+    """One line of a spec as it is shown (under an error, in the debugger's Source and
+    Notes): its CR line end dropped, tabs as single spaces (a caret, a statement's columns
+    still line up), control characters (binary garbage, an escape sequence in a comment)
+    as U+FFFD so they cannot drive the terminal. One character for one: columns hold."""
+    text = text.removesuffix("\r")
+    if text.isascii() and text.isprintable():
+        return text
+    return "".join(" " if c == "\t" else (c if c.isprintable() else "\ufffd") for c in text)
+
+
 def excerpt(text: str, line: int, col: int, end_col: int) -> tuple[str, str]:
     """The source line under a located error's header, and the caret line under its
     culprit (columns `col` to `end_col`, end excluded, from 1): `LINE | text`, `  |   ^^`,
     the carets under the culprit's cells. Tabs are shown as single spaces so the caret
     lines up; control characters (binary garbage) as U+FFFD so they cannot drive the
     terminal."""
-    shown = "".join(" " if c == "\t" else (c if c.isprintable() else "\ufffd") for c in text)
+    shown = shown_line(text)
     if len(shown) > 200:  # a huge line (binary garbage): show a window around the culprit
         start = max(0, col - 80)
         shown = shown[start : start + 160]

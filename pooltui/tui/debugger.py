@@ -23,7 +23,7 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Static, Tab, TabbedContent, TabPane, Tabs
 
-from pooltui.lang.errors import escaped
+from pooltui.lang.errors import escaped, shown_line
 from pooltui.sim.events import MOMENTS, Event
 from pooltui.sim.snapshot import Snapshot
 from pooltui.tui.colors import Palette, session_hex
@@ -315,7 +315,8 @@ class DebuggerScreen(Screen[None]):
                     )
 
     def notes_text(self) -> str:
-        return reflow(self.header_comment) or "(the spec opens with no comment)"
+        shown = "\n".join(shown_line(line) for line in self.header_comment.split("\n"))
+        return reflow(shown) or "(the spec opens with no comment)"
 
     # -- layout: wide (every panel), narrow (one panel at a time, chosen by tabs), teaching
     @guarded

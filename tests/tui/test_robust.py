@@ -1,8 +1,10 @@
 """No traceback ever reaches a user: a bug in the simulator or in a handler becomes a stop
-with a plain message. And the pools panel's legend, the queue's `waited`."""
+with a plain message; no spec's text drives the terminal. And the pools panel's legend, the
+queue's `waited`."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +15,7 @@ from pooltui.tui.app import PoolApp
 from pooltui.tui.colors import Palette
 from pooltui.tui.widgets.legend import pool_legend
 from pooltui.tui.widgets.panels import pool_head, waited
+from pooltui.tui.widgets.source import SourceView
 from tests.tui.conftest import SIZE, keys, make_app, settle
 from tests.tui.fakesim import FakeSim
 
@@ -91,6 +94,45 @@ async def test_a_screen_handler_exception_reaches_the_app_as_a_message() -> None
         assert app.snapshot is not None and app.snapshot.event_index == 0
         assert app.stop_kind != "error"
     assert app.return_code in (0, None)
+
+
+# Saved with CRLF line ends (a Windows editor), with control characters in its comments.
+CONTROL_SPEC = (
+    "# Hello class \x1b[2J here\r\n"
+    "# second line\r\n"
+    "seed 1;\r\n"
+    "stage gpu step { budget 64; seats 2; time 0.01; } # \x1b[31mred\x07\r\n"
+    "pool kv { cap 256; block 16; admit via gpu; }\r\n"
+    "session s[2] { hold kv (40) { run gpu prefill (40); run gpu decode (5); } }\r\n"
+)
+
+
+def _unprintable(text: str) -> list[str]:
+    return [ch for ch in text if not ch.isprintable() and ch != "\n"]
+
+
+async def test_a_specs_line_ends_and_control_characters_cannot_drive_the_terminal(
+    tmp_path: Path,
+) -> None:
+    """The spec compiles (`pooltui check` takes it); the Source panel and the Notes show
+    its text as `check` quotes a spec's line (lang.errors.excerpt): no CR at a line's end,
+    a control character as U+FFFD. Drawn raw, each row's CR sent the terminal's cursor
+    back to the first column mid-row, and the comment's ESC [2J cleared the screen."""
+    spec = tmp_path / "ctl.pool"
+    spec.write_bytes(CONTROL_SPEC.encode())
+    app = PoolApp.from_spec(str(spec))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await keys(pilot, "n")
+        assert app.debugger is not None
+        view = app.debugger.query_one(SourceView)
+        shown = "\n".join(view.render_line(y).text for y in range(view.size.height))
+        assert "# Hello class \ufffd[2J here" in shown and "seed 1;" in shown
+        assert _unprintable(shown) == []
+        assert view.lines[3].endswith("# \ufffd[31mred\ufffd")  # past the panel's width
+        notes = _plain(app, "#notes-body")
+        assert "Hello class \ufffd[2J here second line" in notes
+        assert _unprintable(notes) == []
 
 
 def test_legend_names_holders_and_ranks() -> None:

@@ -16,6 +16,7 @@ from textual.geometry import Size
 from textual.reactive import reactive
 from textual.strip import Strip
 
+from pooltui.lang.errors import shown_line
 from pooltui.lang.ir import Span
 from pooltui.tui.widgets.lines import TextLines
 
@@ -45,7 +46,10 @@ class SourceView(TextLines, can_focus=True):
     def __init__(self, source: str = "", **kwargs: object) -> None:
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self._drawn: dict[tuple[int, ...], Strip] = {}
-        self.lines = source.split("\n")
+        # As `pooltui check` quotes them: a CRLF spec's CR, a comment's escape sequence
+        # drawn raw drove the terminal (the cursor back to column 1 mid-row, the screen
+        # cleared).
+        self.lines = [shown_line(line) for line in source.split("\n")]
         if self.lines and self.lines[-1] == "":
             self.lines.pop()
         self.gutter_width = len(str(len(self.lines))) + 3
@@ -117,7 +121,7 @@ class SourceView(TextLines, can_focus=True):
         row_base = self._row_base(in_span)
         if row >= len(self.lines):
             return Strip.blank(0, row_base)
-        text = self.lines[row].replace("\t", " ")
+        text = self.lines[row]
         lineno = row + 1
         gutter_style = row_base + self.get_component_rich_style("source-view--gutter", partial=True)
         marker = "▶" if marked else " "
