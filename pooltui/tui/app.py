@@ -32,7 +32,7 @@ from textual.widgets import Static, TabbedContent
 from textual.worker import get_current_worker
 
 from pooltui.sim.snapshot import Snapshot
-from pooltui.tui.breakpoint_text import Names, parse_breakpoint, parsed_again
+from pooltui.tui.breakpoint_text import Names, never_made, parse_breakpoint, parsed_again
 from pooltui.tui.breakpoints import Breakpoint, BreakpointSet
 from pooltui.tui.colors import Palette, palette_from_theme
 from pooltui.tui.commands import FOLLOWS, LONG, Change, Command, Frame, WatchValue
@@ -285,9 +285,8 @@ class PoolApp(App[int]):
         if frame.final:
             self.post_message(SimFrame(frame))
             return
-        # A run's frame: the worker waits (bounded) until the screen has drawn it. With the
-        # GIL, simulating meanwhile gained the run nothing but doubled the drawing, which
-        # a key typed then waited for (docs/decisions.md, "The debugger").
+        # A run's frame: the worker waits (bounded) until it is drawn; with the GIL, going on
+        # only doubled the drawing a typed key waited for (docs/decisions.md, "The debugger").
         self._frame_drawn.clear()
         self.post_message(SimFrame(frame))
         self._frame_drawn.wait(FRAME_DRAWN_WAIT)
@@ -365,14 +364,15 @@ class PoolApp(App[int]):
     @guarded
     def on_find(self, message: Find) -> None:
         """The next / previous event of a moment and/or a session (`]`, `[`, the palette)."""
-        session = message.session
-        if session == ".":  # the current event's session
+        session, said = message.session, never_made(message.moment, self.names())
+        if session == "." and said is None:  # the current event's session
             ev = self.snapshot.last_event if self.snapshot is not None else None
             session = ev.session if ev is not None else None
-            if session is None:
-                self.stop, self.stop_kind = "this event has no session", "goal"
-                self._refresh_status()
-                return
+            said = "this event has no session" if session is None else None
+        if said is not None:  # said at once, not after a search of the whole run
+            self.stop, self.stop_kind = said, "goal"
+            self._refresh_status()
+            return
         bp = Breakpoint(1, "moment", moment=message.moment, session=session)
         what = " ".join(
             x for x in (message.moment or "event", f"of {session}" if session else "") if x

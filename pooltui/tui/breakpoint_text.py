@@ -147,6 +147,19 @@ def _moment_can_fire(bp: Breakpoint, names: Names) -> None:
             )
 
 
+def never_made(moment: str | None, names: Names) -> str | None:
+    """Why the spec never makes a `moment` event, as `_moment_can_fire` refuses its
+    breakpoint (`spill` where no pool spills), for `]`/`[`: said at once rather than after
+    a search of the whole run. None when it may make one (or the names are not known)."""
+    if moment is None or not names.known():
+        return None
+    try:
+        _moment_can_fire(Breakpoint(0, "moment", moment=moment), names)
+    except BreakpointError as exc:
+        return f"{moment} never happens here: {exc.text.partition('can never fire: ')[2]}"
+    return None
+
+
 def parsed_again(
     breakpoints: Iterable[Breakpoint], parse: Callable[[str], Breakpoint]
 ) -> tuple[list[Breakpoint], list[str]]:

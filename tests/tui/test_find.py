@@ -3,6 +3,8 @@ palette's "Next evict", and the event log's filter (`/`)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from textual.widgets import Input, Static
 
 from pooltui.tui.app import PoolApp
@@ -57,14 +59,15 @@ async def test_a_search_that_finds_nothing_stays_where_it_was() -> None:
         await settle(pilot)
         app.send("goto", index=50)
         await settle(pilot)
-        await keys(pilot, "right_square_bracket", "s")  # the fake never spills
-        assert at(app) == 50 and app.stop == "no spill after #50"
+        # The fake never preempts (nor spills, which it has no tier for: said at once).
+        await keys(pilot, "right_square_bracket", "p")
+        assert at(app) == 50 and app.stop == "no preempt after #50"
         # It ran to the end to know: the status counts every event, not "so far".
         assert "event #50 of 84 ·" in str(app.screen.query_one("#status", Static).content)
-        await keys(pilot, "left_square_bracket", "s")
-        assert at(app) == 50 and app.stop == "no spill before #50"
-        await keys(pilot, "right_square_bracket", "p")  # nor preempts, the run known now
-        assert at(app) == 50 and app.stop == "no preempt after #50"
+        await keys(pilot, "left_square_bracket", "p")
+        assert at(app) == 50 and app.stop == "no preempt before #50"
+        await keys(pilot, "right_square_bracket", "j")  # nor rejects, the run known now
+        assert at(app) == 50 and app.stop == "no reject after #50"
         app.send("goto", index=EVICTS[-1] + 1)
         await settle(pilot)
         await keys(pilot, "right_square_bracket", "e")
@@ -73,6 +76,28 @@ async def test_a_search_that_finds_nothing_stays_where_it_was() -> None:
         await settle(pilot)
         await keys(pilot, "left_square_bracket", "e")
         assert at(app) == EVICTS[0] - 1 and app.stop == f"no evict before #{EVICTS[0] - 1}"
+
+
+async def test_a_moment_the_spec_never_makes_is_said_without_searching() -> None:
+    """`]` `s` on a spec with no spill tier (tests/tui/specs/shared.pool): the breakpoints
+    screen and `render --break` refuse `spill` there before any run (language.md §12.2);
+    the search ran the whole simulation to say `no spill after #5` (on an hour of trace,
+    minutes). It says at once why there is none; the cursor stays, nothing more is
+    simulated."""
+    app = PoolApp.from_spec(str(Path(__file__).parent / "specs" / "shared.pool"))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.send("goto", index=5)
+        await settle(pilot)
+        await keys(pilot, "right_square_bracket", "s")
+        assert at(app) == 5
+        assert app.stop == (
+            "spill never happens here: no pool of this spec spills"
+            " (a pool spills with `spill TIER via LINK (WORK) when (PRED);`)"
+        )
+        assert app.sim is not None and not app.sim.finished
+        await keys(pilot, "left_square_bracket", "l")  # reload: no pool reloads either
+        assert at(app) == 5 and app.stop.startswith("reload never happens here: ")
 
 
 async def test_next_event_of_the_current_session() -> None:
