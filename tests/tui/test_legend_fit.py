@@ -120,3 +120,22 @@ async def test_at_100x28_the_legend_shows_its_rows_under_the_marks_key() -> None
         assert len(rows) == 3 and sum("rank 0" in row for row in rows) == 1, rows
         inside = app.screen.query_one(PoolsPanel).content_region
         assert inside.contains_region(widget.region) and widget.region.height == 4
+
+
+@pytest.mark.parametrize("size", [(120, 30), (120, 36)])
+async def test_one_shared_content_takes_one_legend_line_from_the_map(
+    size: tuple[int, int],
+) -> None:
+    """tests/tui/specs/one_prompt.pool at #60: ten holds share the blocks of one content
+    ('sys'), and the map needs far more rows than the card has. The legend keeps the
+    marks' key, its one content line and its first four rows (three holds and `+7 holds
+    more`), the map the rest (decisions.md: a lone pool's legend and map). It kept two
+    lines more for contents, as if there were three, taken from the map: two more hold
+    rows under a map of one row at 120x30, of four at 120x36."""
+    app = PoolApp.from_spec(str(Path(__file__).parent / "specs" / "one_prompt.pool"))
+    async with app.run_test(size=size) as pilot:
+        lines = (await _legend_at(pilot, 60)).splitlines()
+        contents = [line for line in lines if "content 'sys'" in line]
+        rows = [line for line in lines if line.startswith("██ chat[")]
+        assert len(contents) == 1 and len(rows) == 3, lines
+        assert lines[-1] == "+7 holds more", lines

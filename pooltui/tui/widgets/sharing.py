@@ -124,8 +124,10 @@ def shared_legend(pool: PoolView, lines: int, width: int = 100) -> list[Text]:
 
 
 def legend_lines(pool: PoolView) -> int:
-    """Lines a lone pool's legend takes more for its shared contents (the map gives them)."""
-    return GROUP_LINES if pool.shared else 0
+    """Lines a lone pool's legend takes more for its shared contents (the map gives them):
+    one a group, GROUP_LINES at most, as `shared_legend` shows them (not GROUP_LINES for
+    one group: the map gave up lines the legend filled with more holds)."""
+    return min(GROUP_LINES, len(shared_groups(pool))) if pool.shared else 0
 
 
 def _glyph(group: SharedGroup) -> Text:
