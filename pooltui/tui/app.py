@@ -49,7 +49,7 @@ from pooltui.tui.details import (
     status_fields,
 )
 from pooltui.tui.driver import Controller, SimLike
-from pooltui.tui.loading import compile_expression, load_spec
+from pooltui.tui.loading import compile_expression, compile_watch, load_spec
 from pooltui.tui.messages import (
     BreakpointsChanged,
     ChangeSpeed,
@@ -229,7 +229,8 @@ class PoolApp(App[int]):
         self._inspect(None)
         self.running = False
         dropped = self._recompile_breakpoints()
-        self.watches[:] = [(text, self._compile_or_none(text)) for text, _ in self.watches]
+        again = partial(self.compile_expression, watch=True)
+        self.watches[:] = [(text, compile_watch(again, text)) for text, _ in self.watches]
         if old is not None:
             self.pop_screen()
         self._open_debugger(start_worker=False, carry=carry)
@@ -239,12 +240,6 @@ class PoolApp(App[int]):
             self.send("goto", index=index)
         self._reload_note = "reloaded the spec" + (f"; {dropped}" if dropped else "")
         self._reload_target = index
-
-    def _compile_or_none(self, text: str) -> Any:
-        try:
-            return self.compile_expression(text, watch=True)
-        except Exception:
-            return None
 
     def _recompile_breakpoints(self) -> str:
         """Each breakpoint parsed again on the new spec; one it no longer takes is dropped, said."""

@@ -47,6 +47,14 @@ class Change:
 
 
 @dataclass(frozen=True)
+class Refused:
+    """A kept watch the spec no longer compiles (a reload renamed what it reads), sent in
+    place of its expression: the worker shows `error` where a watch's runtime error goes."""
+
+    error: Exception
+
+
+@dataclass(frozen=True)
 class WatchValue:
     text: str
     value: Number | None

@@ -31,7 +31,7 @@ from pooltui.lang.words import seconds
 from pooltui.sim.events import Event
 from pooltui.sim.snapshot import Shown, Snapshot, Violation
 from pooltui.tui.breakpoints import Breakpoint, BreakpointSet, Hit, expression_error, truthy
-from pooltui.tui.commands import FOLLOWS, LONG, Change, Command, Frame, Number, WatchValue
+from pooltui.tui.commands import FOLLOWS, LONG, Change, Command, Frame, Number, Refused, WatchValue
 
 SAMPLES = 1024  # the timeline's samples: about this many over the run so far
 FRAME_INTERVAL = 0.05  # at most ~20 frames a second while running
@@ -98,8 +98,7 @@ class Controller:
     _last_check_cpu: float = 0.0  # the same in this thread's CPU time
     longest_gap: float = 0.0  # the longest time between two such looks (benchmarks)
     longest_gap_cpu: float = 0.0  # the same in CPU time (a busy machine adds to the first)
-    # Set by the UI thread: the sessions whose views its frames carry (the inspected one);
-    # None: every live session's.
+    # Set by the UI thread: the sessions its frames carry (the inspected one); None: all.
     shown: Shown | None = None
     _progress_snapshot: tuple[tuple[object, ...], Snapshot] | None = None
     _last_final: tuple[str | None, str | None, tuple[WatchValue, ...]] = (None, None, ())
@@ -141,6 +140,8 @@ class Controller:
         for text, expr in self._watches:
             caret: tuple[int, int] | None = None
             try:
+                if isinstance(expr, Refused):
+                    raise expr.error
                 value: Number | None = self.sim.evaluate(expr)
                 error = None
             except Exception as exc:  # a spec runtime error in the watch: show it

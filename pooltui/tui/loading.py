@@ -63,3 +63,19 @@ def compile_expression(text: str, program: Any, *, watch: bool = False) -> Any:
     compile_condition = cast(Callable[..., Any], lang.compile_condition)
     file, what = ("<watch>", "a watch") if watch else ("<condition>", "a breakpoint condition")
     return compile_condition(text, program, file, what=what)
+
+
+def compile_watch(compile_watch_text: Callable[[str], Any], text: str) -> Any:
+    """A kept watch compiled on a reloaded spec: its expression, or `Refused` with the new
+    spec's first error, located in the watch's own text (`1:6: unknown pool 'kv'`)."""
+    from pooltui.lang import SpecError
+    from pooltui.lang.errors import SpecRuntimeError
+    from pooltui.tui.commands import Refused
+
+    try:
+        return compile_watch_text(text)
+    except SpecError as exc:
+        first = exc.diagnostics[0]
+        return Refused(SpecRuntimeError(first.message, first.span))
+    except Exception as exc:  # never a traceback: its words
+        return Refused(exc)

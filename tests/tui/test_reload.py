@@ -99,6 +99,31 @@ async def test_reload_drops_a_breakpoint_the_new_spec_cannot_fire(tmp_path: Path
         assert app.stop is not None and "breakpoint #1 (admit session=chat[7]) dropped" in app.stop
 
 
+async def test_reload_keeps_a_watch_the_new_spec_refuses_with_its_error(tmp_path: Path) -> None:
+    """A watch is kept over a reload (issue 13); one that no longer compiles (its pool
+    renamed) shows its error where a watch's runtime error goes (language.md §12.1):
+    `error: 1:6: unknown pool 'kv'`, a caret under `kv`. It read `error: not an
+    expression: None`, the evaluator's words for the nothing it was kept as."""
+    path = spec(tmp_path)
+    app = PoolApp.from_spec(str(path))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await keys(pilot, "w")
+        await submit(pilot, "free(kv)")
+        await keys(pilot, "escape")
+        text = path.read_text().replace("pool kv {", "pool cache {").replace("(kv", "(cache")
+        path.write_text(text.replace("hold kv", "hold cache"))
+        await keys(pilot, "ctrl+r")
+        await settle(pilot)
+        await pilot.pause(0.05)
+        await settle(pilot)
+        assert app.snapshot is not None and app.snapshot.pool("cache") is not None
+        assert [text for text, _ in app.watches] == ["free(kv)"]
+        (watch,) = app.watch_values
+        assert watch.error == "1:6: unknown pool 'kv'" and watch.caret == (6, 8)
+        assert app.failures == []
+
+
 async def test_reload_past_the_new_end_stops_at_the_end(tmp_path: Path) -> None:
     path = spec(tmp_path)
     app = PoolApp.from_spec(str(path))
