@@ -198,10 +198,14 @@ def _parse_options(text: str, bp: Breakpoint) -> None:
         elif opt in ("off", "disabled"):
             bp.enabled = False
         else:
-            m = re.fullmatch(r"ignore\s*=?\s*(\d+)", opt)
+            m = re.fullmatch(r"ignore\s*=?\s*(\S+)", opt)
             if not m:
                 raise BreakpointError(
                     f"unknown option {opt!r}: options are once, ignore N, off (after a ';')"
+                )
+            if not re.fullmatch(r"[0-9]+(?:_[0-9]+)*", m.group(1)):  # as a spec writes it
+                raise BreakpointError(
+                    f"ignore takes a whole number of hits to let by (ignore 2), not {m.group(1)!r}"
                 )
             bp.ignore = int(m.group(1))
 

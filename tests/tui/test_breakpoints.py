@@ -54,6 +54,19 @@ def test_options() -> None:
         parse_breakpoint("admit; twice", NAMES)
 
 
+def test_ignore_takes_a_whole_number_as_a_spec_writes_it() -> None:
+    """`ignore N`: N a whole number ≥ 0 written as in a spec (language.md §2, `1_000`), as
+    the go-to box takes an event number. Anything else after `ignore` is said as such,
+    not as an unknown option (`ignore -1` read "unknown option 'ignore -1'")."""
+    assert parse_breakpoint("admit; ignore 1_000", NAMES).ignore == 1000
+    for typed in ("-1", "2.5", "nan", "x"):
+        with pytest.raises(BreakpointError) as refused:
+            parse_breakpoint(f"admit; ignore {typed}", NAMES)
+        assert refused.value.text == (
+            f"ignore takes a whole number of hits to let by (ignore 2), not {typed!r}"
+        )
+
+
 def test_time_breakpoints() -> None:
     assert parse_breakpoint("at 12.5", NAMES).time == 12.5
     assert parse_breakpoint("at 3s", NAMES).time == 3.0
