@@ -40,7 +40,7 @@ from pooltui.tui.messages import (
     guarded,
     guarded_compose,
 )
-from pooltui.tui.prose import reflow
+from pooltui.tui.prose import Notes, reflow
 from pooltui.tui.screens import (
     BreakpointsScreen,
     FilterScreen,
@@ -314,9 +314,9 @@ class DebuggerScreen(Screen[None]):
                         "Click a block or a session to inspect it.", id="details-body"
                     )
 
-    def notes_text(self) -> str:
+    def notes_text(self) -> Notes:
         shown = "\n".join(shown_line(line) for line in self.header_comment.split("\n"))
-        return reflow(shown) or "(the spec opens with no comment)"
+        return Notes(reflow(shown) or "(the spec opens with no comment)")
 
     # -- layout: wide (every panel), narrow (one panel at a time, chosen by tabs), teaching
     @guarded

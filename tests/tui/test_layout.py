@@ -93,7 +93,7 @@ async def test_teaching_mode_gives_the_notes_the_right_side() -> None:
         await keys(pilot, "t")
         notes = screen.query_one("#teach-notes")
         assert visible(app, "#teach-notes")
-        body = str(screen.query_one("#teach-body", Static).render())
+        body = str(screen.query_one("#teach-body", Static).content)
         assert "Six chats share a small KV cache" in body
         # The whole right side: from under the status bar to above the why line.
         assert notes.region.right == SIZE[0]

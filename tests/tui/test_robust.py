@@ -130,7 +130,7 @@ async def test_a_specs_line_ends_and_control_characters_cannot_drive_the_termina
         assert "# Hello class \ufffd[2J here" in shown and "seed 1;" in shown
         assert _unprintable(shown) == []
         assert view.lines[3].endswith("# \ufffd[31mred\ufffd")  # past the panel's width
-        notes = _plain(app, "#notes-body")
+        notes = str(app.debugger.query_one("#notes-body", Static).content)
         assert "Hello class \ufffd[2J here second line" in notes
         assert _unprintable(notes) == []
 
