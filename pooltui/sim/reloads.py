@@ -2,7 +2,8 @@
 pool's spill chain, copied back over a link instead of recomputed.
 
 Owns a reload's plan at an attempt (`plan`: the walk down the tiers, the limit, the
-predicate and the figures the hold is attempted with; it writes nothing), its start at
+predicate, the figures the hold is attempted with, and whether it waits for another
+hold's reload in flight of the same blocks; it writes nothing), its start at
 admission (`start`: the tiers' entries refreshed, the hold marked reloading, the job, the
 `reload` event) and its landing (`land`: the loaded blocks registered, the `reloaded`
 event, the session going on). Block figures change only through `blocks`; the job runs on
@@ -20,6 +21,7 @@ from pooltui.lang.ir import Expr
 from pooltui.lang.words import number
 from pooltui.sim import blocks, links, members, runs, watch, why
 from pooltui.sim.codes import Number
+from pooltui.sim.content import Content
 from pooltui.sim.state import S_ACTIVE, S_RELOADING, Job, PoolState, Session, StageState
 from pooltui.sim.state import Hold as HoldState
 
@@ -31,9 +33,10 @@ class Reload:
     """A hold's reload as planned at an attempt: the units hit in the pool itself, the
     loadable units past them, the header's figures with hit + loadable as `computed`, and
     where they come from ((tier pool member, lo, hi), chain order, within [hit, hit +
-    units))."""
+    units)). `waits`: another hold's reload in flight is loading some of those blocks
+    into the pool, so the hold waits for it to land (then hits them there)."""
 
-    __slots__ = ("hit", "need", "ranges", "reserve", "size", "units")
+    __slots__ = ("hit", "need", "ranges", "reserve", "size", "units", "waits")
 
     def __init__(
         self,
@@ -50,6 +53,7 @@ class Reload:
         self.need = need
         self.reserve = reserve
         self.ranges = ranges
+        self.waits = False
 
 
 def _value(eng: Engine, expr: Expr, sess: Session, h: HoldState, computed: int) -> Number:
@@ -128,7 +132,30 @@ def plan(eng: Engine, p: PoolState, h: HoldState, sess: Session, hit: int) -> Re
     if biggest > p.cap or (reserve is not None and (reserve < 0 or max(size, need) > reserve)):
         return None  # the hold would never fit so: it recomputes instead
     ranges = [(tn, lo, min(hi, end)) for tn, lo, hi in found if lo < end]
-    return Reload(hit, units, size, need, reserve, ranges)
+    r = Reload(hit, units, size, need, reserve, ranges)
+    r.waits = loading(eng, p, h.table.content, hit, end)
+    return r
+
+
+def loading(eng: Engine, p: PoolState, content: Content, lo: int, hi: int) -> bool:
+    """Whether a reload in flight into `p` (in service or queued) is loading one of the
+    blocks of `content` in [lo, hi). Copying them again would make a second copy of each
+    and put the same work on the link twice: vLLM's offloading connector delays such a
+    request until the load lands, then it hits the landed blocks (docs/decisions.md)."""
+    lk = _link(eng, p)
+    pi = eng.s.pools.index(p)
+    jobs = [j for j in (*lk.jobs, *lk.waiting_jobs) if j.kind == "reload" and j.source == pi]
+    if not jobs:
+        return False
+    B = p.block
+    want = {content.block_hash(j, B) for j in range(lo // B, hi // B)}
+    for job in jobs:
+        h = next(x for x in eng.s.live[job.sid].holds if x.key == job.hold)
+        c = h.table.content
+        for j in range((h.computed - h.reload_units) // B, h.computed // B):
+            if c.block_hash(j, B) in want:
+                return True
+    return False
 
 
 def _link(eng: Engine, p: PoolState) -> StageState:

@@ -149,6 +149,7 @@ def _reload_specs() -> dict[str, str]:
     """The hand-worked reload cases of tests/sim/test_reload.py, and the first with a
     decoding resident steady beside a reload in flight (fast mode's bulk iterations)."""
     from tests.sim import test_reload as r
+    from tests.sim import test_reload_shared as shared
 
     steady = r.VICTIM.replace("decode (20)", "decode (12)")  # g never needs a 2nd block
     return {
@@ -161,6 +162,8 @@ def _reload_specs() -> dict[str, str]:
         "no-fit": r.NO_FIT,
         "preempted": r.PREEMPTED,
         "forever": r.example(reload="reload via pcie (size * inf);"),
+        "waits-for-a-shared-reload": shared.SHARED,
+        "tenants": shared.TENANTS,
     }
 
 
