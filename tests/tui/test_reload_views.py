@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from rich.text import Text
+from textual.widgets import Static
 
 from pooltui.cli.main import main
 from pooltui.tui.app import PoolApp
@@ -144,3 +145,21 @@ async def test_the_debugger_finds_reloads_and_stops_on_them(tmp_path: Path) -> N
         assert "breakpoint #1: reloaded" in str(app.stop)
         blocks = app.snapshot.pool("hbm").blocks
         assert blocks is not None and blocks.landing == frozenset()
+
+
+async def test_a_reloading_holds_row_says_so_at_120x30() -> None:
+    # specs/spill_tiers.pool, by its trace: at #117 chat[0] is admitted to hbm (hit 24)
+    # and reloads 28 units from dram behind 3 jobs on pcie. The row of its hold under the
+    # block map says it is reloading (language.md §5.7) even where the row is cut short:
+    # that is what the ↓ marks on its blocks are about, more than its context.
+    spec = Path(__file__).parents[2] / "specs" / "spill_tiers.pool"
+    app = PoolApp.from_spec(str(spec))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        app.send("goto", index=117)
+        await settle(pilot)
+        assert app.snapshot is not None and app.snapshot.last_event is not None
+        assert app.snapshot.last_event.moment == "reload"
+        legend = str(app.screen.query_one(".pool-legend", Static).content)
+        row = next(line for line in legend.splitlines() if "chat[0]" in line)
+        assert "reloading 28" in row, row

@@ -115,10 +115,11 @@ def pool_legend(
     pool: PoolView, lines: int, palette: Palette, marks: tuple[str, ...] = (), width: int = 80
 ) -> Text:
     """Who holds what, under the block map: what the map's marks mean (`marks`, those it
-    shows), each hold in its colour with its size and computed / context, then each cache
-    entry with its eviction rank (0 goes first). At most `lines` lines; what does not fit
-    is counted. The rank digits (`ranks` in `marks`: the map has cached blocks) are keyed
-    only when some entry's row, which shows its digit, is among those counted."""
+    shows), each hold in its colour with its size and computed / context (a reloading one
+    says so first), then each cache entry with its eviction rank (0 goes first). At most
+    `lines` lines; what does not fit is counted. The rank digits (`ranks` in `marks`: the
+    map has cached blocks) are keyed only when some entry's row, which shows its digit, is
+    among those counted."""
     holds, entries = pool.holds, pool.entries
     total = len(holds) + len(entries)
     top = entries[-1].rank if entries else 0  # in eviction order: the deepest last
@@ -239,10 +240,11 @@ def _rows(
         row.append(" ")
         _name(row, h.session, h.session_id, name_w)
         row.append(sizes[len(rows)].ljust(size_w))
-        row.append(f"computed {number(h.computed, 4)}{SEP}context {number(h.context, 4)}", "dim")
-        if h.reloading:
+        if h.reloading:  # first: what its ↓ blocks are, kept when a narrow row is cut
             units = " units" if form < 2 else ""  # short notes from form 2
-            row.append(f"{SEP}reloading {number(h.reloading, 4)}{units}", "bold")
+            row.append(f"reloading {number(h.reloading, 4)}{units}", "bold")
+            row.append(SEP, "dim")
+        row.append(f"computed {number(h.computed, 4)}{SEP}context {number(h.context, 4)}", "dim")
         rows.append(row)
     for i, e in enumerate(entries):
         row = Text()
