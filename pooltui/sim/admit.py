@@ -247,7 +247,7 @@ def try_admit(eng: Engine, p: PoolState, h: HoldState, st: StageState | None) ->
     # in this iteration, so no first-run growth is counted.
     rl = reloads.plan(eng, p, h, sess, hit) if eng.t.pools[p.decl].reload_work else None
     grown = size
-    if rl is not None and rl.waits:  # its blocks are on their way: it hits them landed
+    if rl is not None and rl.waits >= 0:  # its blocks are on their way: it hits them landed
         h.computed = 0
         return BLOCKED
     if rl is not None:

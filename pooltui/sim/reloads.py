@@ -33,8 +33,8 @@ class Reload:
     """A hold's reload as planned at an attempt: the units hit in the pool itself, the
     loadable units past them, the header's figures with hit + loadable as `computed`, and
     where they come from ((tier pool member, lo, hi), chain order, within [hit, hit +
-    units)). `waits`: another hold's reload in flight is loading some of those blocks
-    into the pool, so the hold waits for it to land (then hits them there)."""
+    units)). `waits`: the session whose reload in flight is loading some of those blocks
+    into the pool (-1: none); the hold waits for it to land, then hits them there."""
 
     __slots__ = ("hit", "need", "ranges", "reserve", "size", "units", "waits")
 
@@ -53,7 +53,7 @@ class Reload:
         self.need = need
         self.reserve = reserve
         self.ranges = ranges
-        self.waits = False
+        self.waits = -1
 
 
 def _value(eng: Engine, expr: Expr, sess: Session, h: HoldState, computed: int) -> Number:
@@ -133,20 +133,21 @@ def plan(eng: Engine, p: PoolState, h: HoldState, sess: Session, hit: int) -> Re
         return None  # the hold would never fit so: it recomputes instead
     ranges = [(tn, lo, min(hi, end)) for tn, lo, hi in found if lo < end]
     r = Reload(hit, units, size, need, reserve, ranges)
-    r.waits = loading(eng, p, h.table.content, hit, end)
+    r.waits = loader(eng, p, h.table.content, hit, end)
     return r
 
 
-def loading(eng: Engine, p: PoolState, content: Content, lo: int, hi: int) -> bool:
-    """Whether a reload in flight into `p` (in service or queued) is loading one of the
-    blocks of `content` in [lo, hi). Copying them again would make a second copy of each
-    and put the same work on the link twice: vLLM's offloading connector delays such a
-    request until the load lands, then it hits the landed blocks (docs/decisions.md)."""
+def loader(eng: Engine, p: PoolState, content: Content, lo: int, hi: int) -> int:
+    """The session whose reload in flight into `p` (in service or queued) is loading one of
+    the blocks of `content` in [lo, hi) (the first such job's); -1 if none. Copying them
+    again would make a second copy of each and put the same work on the link twice: vLLM's
+    offloading connector delays such a request until the load lands, then it hits the
+    landed blocks (docs/decisions.md)."""
     lk = _link(eng, p)
     pi = eng.s.pools.index(p)
     jobs = [j for j in (*lk.jobs, *lk.waiting_jobs) if j.kind == "reload" and j.source == pi]
     if not jobs:
-        return False
+        return -1
     B = p.block
     want = {content.block_hash(j, B) for j in range(lo // B, hi // B)}
     for job in jobs:
@@ -154,8 +155,8 @@ def loading(eng: Engine, p: PoolState, content: Content, lo: int, hi: int) -> bo
         c = h.table.content
         for j in range((h.computed - h.reload_units) // B, h.computed // B):
             if c.block_hash(j, B) in want:
-                return True
-    return False
+                return job.sid
+    return -1
 
 
 def _link(eng: Engine, p: PoolState) -> StageState:

@@ -333,6 +333,9 @@ class QueueItemView(NamedTuple):
     # its session is shown: units, need and hit are not worked out (a long queue's tail; a
     # run's frames would spend most of their time on it)
     planned: bool = True
+    # the session whose reload in flight is loading blocks this hold's reload would copy:
+    # it waits for them to land (docs/language.md §5.7); None: it does not
+    waits_for: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

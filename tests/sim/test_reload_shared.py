@@ -97,6 +97,22 @@ def test_a_hold_waits_for_a_reload_in_flight_of_its_blocks_then_shares_them() ->
     assert (summary.reloads, summary.reloaded_units, summary.duplicates) == (1, 32, 0)
 
 
+def test_the_queue_says_whose_reload_a_waiting_hold_waits_for() -> None:
+    # At c's `reload` (1.0) d is queued with no hit of its own in hbm, and c's reload is
+    # loading the blocks d's would copy: the queue says d waits for it (a teacher sees
+    # why d waits while b's cached blocks could make room). At c's `reloaded` (1.03) the
+    # blocks are registered: d would hit them (32), and waits for nothing. (The Queue
+    # panel's row: tests/tui/test_reload_views.py.)
+    sim = sim_of(SHARED)
+    events = run_all(sim)
+    sim.goto(one(events, "reload", "c").index)
+    (item,) = sim.snapshot().pool("hbm").queue
+    assert (item.session, item.hit, item.waits_for) == ("d", 0, "c")
+    sim.goto(one(events, "reloaded", "c").index)
+    (item,) = sim.snapshot().pool("hbm").queue
+    assert (item.session, item.hit, item.waits_for) == ("d", 32, None)
+
+
 def test_the_history_gives_every_event_of_shared_reloads_as_a_fresh_run() -> None:
     # Back past the shared hit and the reload, then forward again: at each event k the
     # snapshot (blocks, counts, holders, entries' order, landing blocks) is the one a

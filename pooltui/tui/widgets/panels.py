@@ -418,7 +418,7 @@ class QueuePanel(SafeRender, Vertical):
                 )
             )
             # Each row is made only when it is on screen.
-            rows.extend(partial(_queue_row, item, name_w, keys_w, palette) for item in shown)
+            rows.extend(partial(queue_row, item, name_w, keys_w, palette) for item in shown)
             if len(pool.queue) > self.LIMIT:
                 rows.append(Text(f"  … {len(pool.queue) - self.LIMIT} more", "dim"))
         if rows:
@@ -428,7 +428,9 @@ class QueuePanel(SafeRender, Vertical):
         self.query_one("#queue-body", TextRows).update_rows(rows)
 
 
-def _queue_row(item: QueueItemView, name_w: int, keys_w: int, palette: Palette) -> Text:
+def queue_row(item: QueueItemView, name_w: int, keys_w: int, palette: Palette) -> Text:
+    """A waiting hold's row: its figures in the header's columns, then why it waits when
+    that is not room (preempted; another session's reload in flight of its blocks)."""
     text = Text(f"{item.position:>3}  ")
     name = session_text(item.session, item.session_id)
     name.pad_right(max(0, name_w - len(item.session)))
@@ -440,6 +442,8 @@ def _queue_row(item: QueueItemView, name_w: int, keys_w: int, palette: Palette) 
     )
     if item.preempted:
         text.append("  ⟲ preempted", Style(color=palette.warn, bold=True))
+    if item.waits_for is not None:  # why it waits with room to spare
+        text.append(f"  ↓ waits for {item.waits_for}'s reload", "bold")
     return text
 
 
