@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from pooltui.lang.errors import SpecRuntimeError
 from pooltui.sim import admit, grow, interpreter, links, runs, why
 from pooltui.sim.codes import P_ARRIVE, Halt
-from pooltui.sim.state import S_FOREVER
+from pooltui.sim.state import S_FOREVER, S_QUEUED
 
 if TYPE_CHECKING:
     from pooltui.sim.engine import Engine
@@ -178,7 +178,12 @@ def deadlock(eng: Engine) -> None:
     s = eng.s
     waits = []
     for sess in sorted(s.live.values(), key=lambda x: x.sid):
-        waits.append((sess.name, why.waiting_for(s, sess)))
+        loader = None
+        if sess.state == S_QUEUED:  # room or not, it may wait for another's reload
+            h = next((x for x in sess.holds if x.queued), None)
+            if h is not None:
+                loader = admit.waits_for(eng, s.pools[h.pool], h, sess)
+        waits.append((sess.name, why.waiting_for(s, sess, loader)))
     s.halted = why.deadlock_halt(waits)
     eng.emit(
         "deadlock",

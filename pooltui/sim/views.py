@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from pooltui.lang.exprs import normal
-from pooltui.sim import admit, blocks, members, reloads
+from pooltui.sim import admit, blocks, members
 from pooltui.sim.engine import Engine
 from pooltui.sim.events import Event
 from pooltui.sim.ledger import CacheEntry
@@ -147,10 +147,7 @@ def _queue(
             try:
                 plan = admit.plan_hold(eng, p, h, sess)
                 units, hit, need = plan.size, plan.hit, plan.need
-                if pd.reload_work is not None and plan.never is None:
-                    rl = reloads.plan(eng, p, h, sess, plan.hit)
-                    if rl is not None and rl.waits >= 0:
-                        waits = live[rl.waits].name
+                waits = admit.waits_for(eng, p, h, sess)
             except Exception:  # a header that cannot be evaluated now is shown as unknown
                 units = None
             finally:

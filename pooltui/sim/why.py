@@ -266,8 +266,9 @@ def deadlock_halt(waits: list[tuple[str, str]]) -> str:
     )
 
 
-def waiting_for(s: State, sess: Session) -> str:
-    """What a session waits for, in words (a deadlock names every live session's)."""
+def waiting_for(s: State, sess: Session, loader: str | None = None) -> str:
+    """What a session waits for, in words (a deadlock names every live session's);
+    `loader`: the session whose reload in flight its queued hold waits for."""
     if sess.state == S_QUEUED:
         h = sess.holds[-1] if sess.holds else None
         for x in sess.holds:
@@ -279,6 +280,7 @@ def waiting_for(s: State, sess: Session) -> str:
             return (
                 f"waits in {p.label}'s queue (position {pos}; {_free(p)} "
                 f"free and {p.cached} cached blocks)"
+                + (f" for {loader}'s reload of its blocks" if loader is not None else "")
             )
     if sess.state == S_RESIDENT and sess.run is not None:
         st = s.stages[sess.run.stage]

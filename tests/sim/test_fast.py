@@ -163,6 +163,7 @@ def _reload_specs() -> dict[str, str]:
         "preempted": r.PREEMPTED,
         "forever": r.example(reload="reload via pcie (size * inf);"),
         "waits-for-a-shared-reload": shared.SHARED,
+        "waits-for-a-reload-forever": shared.SHARED.replace("(size);", "(size * inf);"),
         "tenants": shared.TENANTS,
     }
 

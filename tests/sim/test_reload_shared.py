@@ -175,3 +175,16 @@ def test_the_history_of_tenants_reloading_gives_a_fresh_runs_state() -> None:
     for k in ks:
         sim.goto(k)
         assert comparable(sim.snapshot()) == expected[k], k
+
+
+def test_a_deadlock_names_the_reload_a_waiting_hold_waits_for() -> None:
+    # SHARED with c's reload of work inf: it never lands, and d waits for it forever (as
+    # at c's `reload` above). Nothing else can move after b's spill lands at 1.01: the
+    # deadlock names what each waits for, d's wait with its reason (there is room: 3 of
+    # b's blocks are cached).
+    sim = sim_of(SHARED.replace("reload via pcie (size);", "reload via pcie (size * inf);"))
+    run_all(sim)
+    assert sim.halted == (
+        "deadlock: c reloading forever on pcie (work inf); d waits in hbm's queue "
+        "(position 0; 0 free and 3 cached blocks) for c's reload of its blocks"
+    )
