@@ -17,7 +17,7 @@ from pooltui.lang.errors import SpecRuntimeError
 from pooltui.lang.ir import Hold, Run
 from pooltui.lang.words import number
 from pooltui.sim import blocks, members, reloads, runs, watch, why
-from pooltui.sim.codes import ADMITTED, BLOCKED, REJECTED, Number
+from pooltui.sim.codes import ADMITTED, BLOCKED, DEFERRED, REJECTED, Number
 from pooltui.sim.content import Content
 from pooltui.sim.ledger import Hit as LedgerHit
 from pooltui.sim.state import F_HOLD, S_QUEUED, PoolState, Session, StageState
@@ -157,9 +157,10 @@ def waits_for(eng: Engine, p: PoolState, h: HoldState, sess: Session) -> str | N
     return eng.s.live[rl.waits].name if rl is not None and rl.waits >= 0 else None
 
 
-def select(eng: Engine, p: PoolState) -> HoldState:
-    """The next hold to try: a preempted one first, else by the queue policy."""
-    q = p.queue
+def select(eng: Engine, p: PoolState, passed: list[HoldState] | None = None) -> HoldState:
+    """The next hold to try: a preempted one first, else by the queue policy; none of
+    `passed` (holds this admission passed over: DEFERRED), which leave some to try."""
+    q = [h for h in p.queue if h not in passed] if passed else p.queue
     head = q[0]
     pd = eng.t.pools[p.decl]
     if head.preempted or pd.queue_keys is None:
@@ -187,15 +188,20 @@ def queue_keys(eng: Engine, p: PoolState, h: HoldState) -> tuple[Number, ...]:
 
 
 def admit_loop(eng: Engine, p: PoolState, st: StageState | None) -> bool:
-    """Admit from p's queue head of line until the selected hold does not fit."""
+    """Admit from p's queue head of line until the selected hold does not fit (passing
+    over those that wait for a reload in flight)."""
     moved = False
-    while p.queue:
+    passed: list[HoldState] = []
+    while len(p.queue) > len(passed):
         if st is not None and (st.budget_left <= 0 or len(st.residents) >= st.seats):
             break
-        h = select(eng, p)
+        h = select(eng, p, passed)
         r = try_admit(eng, p, h, st)
         if r == BLOCKED:
             break
+        if r == DEFERRED:
+            passed.append(h)
+            continue
         moved = True
     return moved
 
@@ -246,7 +252,10 @@ def inner_room(eng: Engine, inner: HoldState, size: int) -> bool:
 
 
 def try_admit(eng: Engine, p: PoolState, h: HoldState, st: StageState | None) -> int:
-    """One admission attempt of a queued hold: ADMITTED, BLOCKED (it waits) or REJECTED.
+    """One admission attempt of a queued hold: ADMITTED, BLOCKED (it waits, and so do
+    the holds behind it), DEFERRED (it waits for another hold's reload in flight of its
+    blocks; the holds behind it are tried, as vLLM's scheduler passes over a request its
+    connector delays) or REJECTED.
     Under a stage (`st`), its first run's tokens must fit this iteration too, counted in
     the fit of the hold they grow (`first_run_tokens`)."""
     s = eng.s
@@ -267,7 +276,7 @@ def try_admit(eng: Engine, p: PoolState, h: HoldState, st: StageState | None) ->
     grown = size
     if rl is not None and rl.waits >= 0:  # its blocks are on their way: it hits them landed
         h.computed = 0
-        return BLOCKED
+        return DEFERRED
     if rl is not None:
         size, need = rl.size, rl.need
         h.reserve = rl.reserve

@@ -21,8 +21,9 @@ P_ARRIVE: Final = 3
 # or this many statements in a row without an event, is a runtime error (decisions.md).
 MAX_STILL: Final = 1_000_000
 
-# What one admission attempt did.
-ADMITTED, BLOCKED, REJECTED = 1, 0, -1
+# What one admission attempt did. DEFERRED: it waits for another hold's reload in flight
+# of its blocks, and the holds behind it are tried (`admit.try_admit`).
+ADMITTED, BLOCKED, REJECTED, DEFERRED = 1, 0, -1, 2
 
 
 class StopReplay(Exception):

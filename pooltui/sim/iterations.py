@@ -16,8 +16,8 @@ from pooltui.lang.errors import SpecRuntimeError
 from pooltui.lang.exprs import normal
 from pooltui.lang.words import number
 from pooltui.sim import admit, interpreter, members, runs, why
-from pooltui.sim.codes import ADMITTED, BLOCKED, P_ITER_END
-from pooltui.sim.state import S_RESIDENT, Session, StageState
+from pooltui.sim.codes import ADMITTED, BLOCKED, DEFERRED, P_ITER_END
+from pooltui.sim.state import S_RESIDENT, Hold, Session, StageState
 
 if TYPE_CHECKING:
     from pooltui.sim.engine import Engine
@@ -201,8 +201,13 @@ def admit_in_iteration(eng: Engine, st: StageState) -> list[str]:
     admitted: list[str] = []
     for pi in st.memory:
         p = s.pools[pi]
-        while p.queue and st.budget_left > 0 and len(st.residents) + len(st.joining) < st.seats:
-            h = admit.select(eng, p)
+        passed: list[Hold] = []  # waiting for a reload in flight: the next ones are tried
+        while (
+            len(p.queue) > len(passed)
+            and st.budget_left > 0
+            and len(st.residents) + len(st.joining) < st.seats
+        ):
+            h = admit.select(eng, p, passed)
             name = s.live[h.sid].name
             eng.admitting = h.sid
             try:
@@ -211,7 +216,9 @@ def admit_in_iteration(eng: Engine, st: StageState) -> list[str]:
                 eng.admitting = -1
             if r == BLOCKED:
                 break
-            if r == ADMITTED:
+            if r == DEFERRED:
+                passed.append(h)
+            elif r == ADMITTED:
                 admitted.append(name)
     return admitted
 

@@ -188,3 +188,32 @@ def test_a_deadlock_names_the_reload_a_waiting_hold_waits_for() -> None:
         "deadlock: c reloading forever on pcie (work inf); d waits in hbm's queue "
         "(position 0; 0 free and 3 cached blocks) for c's reload of its blocks"
     )
+
+
+def test_the_holds_behind_a_hold_that_waits_for_a_reload_are_tried() -> None:
+    # SHARED with e (16 private units) arriving at 1 after d. vLLM's scheduler passes over
+    # a request its connector delays and goes on down the waiting queue; so does the
+    # pool: at 1 d waits for c's reload, and e, behind it, is tried and admitted.
+    #
+    # | 1    | c admitted, reloading (b's block 3 evicted, spilled 1..1.01); d passed over; |
+    # |      | e: own hit 0, nothing in dram: 1 block, 0 free: b's block 2 evicted (spill  |
+    # |      | queued behind c's reload); e prefills 16 (1..1.01)                          |
+    # | 1.01 | e done, released, ends; b's spill lands; c's reload starts (1.01..1.03)      |
+    # | 1.03 | c's reload lands; iteration: c 16 tokens, d admitted (hit 32, shared 32), 16 |
+    # | 1.04 | c and d done                                                                |
+    sim = sim_of(SHARED + "session e { arrive at (1); hold hbm (16) { run gpu prefill (16); } }\n")
+    events = run_all(sim)
+    assert_clean(sim)
+    assert admits(events)[2:] == [
+        (1.0, "c", "hbm", 48, 0),
+        (1.0, "e", "hbm", 16, 0),
+        (1.03, "d", "hbm", 48, 32),
+    ]
+    assert table(events)[2:] == [
+        (1.0, (("e", "prefill", 16),), ("c", "e"), False),
+        (1.03, (("c", "prefill", 16), ("d", "prefill", 16)), ("d",), False),
+    ]
+    assert [(e.session, t(e.time)) for e in of(events, "reloaded")] == [("c", 1.03)]
+    assert {k: v for k, v in ends(events).items() if k in "cde"} == {
+        "c": (1.04, "done"), "d": (1.04, "done"), "e": (1.01, "done"),
+    }  # fmt: skip
