@@ -164,6 +164,8 @@ def _reload_specs() -> dict[str, str]:
         "forever": r.example(reload="reload via pcie (size * inf);"),
         "waits-for-a-shared-reload": shared.SHARED,
         "waits-for-a-reload-forever": shared.SHARED.replace("(size);", "(size * inf);"),
+        "passed-over-at-the-settle": shared.SHARED.replace(" admit via gpu;", "")
+        + "session e { arrive at (1); hold hbm (16) { run gpu prefill (16); } }",
         "tenants": shared.TENANTS,
     }
 

@@ -1,8 +1,9 @@
 """Reloads of content several sessions share (content-and-reload.md §1-§3, docs/decisions.md
 "Reloads"): a hold whose continuation another hold's reload in flight is already loading
 into the pool waits for that copy to land, then hits it there, as vLLM's offloading
-connector delays a request whose blocks are being loaded; and the debugger's history gives
-at every event the state a fresh run stopped there has.
+connector delays a request whose blocks are being loaded (passed over meanwhile: the holds
+behind it are tried); and the debugger's history gives at every event the state a fresh
+run stopped there has.
 
 Expectations worked out by hand from the design before running anything; the invariants
 are checked after every event (`sim_of`).
@@ -214,6 +215,23 @@ def test_the_holds_behind_a_hold_that_waits_for_a_reload_are_tried() -> None:
         (1.03, (("c", "prefill", 16), ("d", "prefill", 16)), ("d",), False),
     ]
     assert [(e.session, t(e.time)) for e in of(events, "reloaded")] == [("c", 1.03)]
+    assert {k: v for k, v in ends(events).items() if k in "cde"} == {
+        "c": (1.04, "done"), "d": (1.04, "done"), "e": (1.01, "done"),
+    }  # fmt: skip
+
+
+def test_a_pool_that_admits_at_the_settle_passes_over_it_too() -> None:
+    # As above with hbm admitting at each settle (no `admit via`): the same admissions,
+    # and the runs join gpu at the same instants.
+    spec = SHARED.replace(" admit via gpu;", "")
+    sim = sim_of(spec + "session e { arrive at (1); hold hbm (16) { run gpu prefill (16); } }\n")
+    events = run_all(sim)
+    assert_clean(sim)
+    assert admits(events)[2:] == [
+        (1.0, "c", "hbm", 48, 0),
+        (1.0, "e", "hbm", 16, 0),
+        (1.03, "d", "hbm", 48, 32),
+    ]
     assert {k: v for k, v in ends(events).items() if k in "cde"} == {
         "c": (1.04, "done"), "d": (1.04, "done"), "e": (1.01, "done"),
     }  # fmt: skip
