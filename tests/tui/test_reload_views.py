@@ -21,7 +21,7 @@ from pooltui.tui.breakpoints import BreakpointError, moment_matches
 from pooltui.tui.colors import Palette
 from pooltui.tui.widgets.inspector import inspect_block_text
 from pooltui.tui.widgets.legend import marks_key, pool_legend
-from pooltui.tui.widgets.panels import queue_row, stage_text
+from pooltui.tui.widgets.panels import queue_item_rows, stage_text
 from tests.sim.helpers import of, run_all, sim_of
 from tests.sim.test_reload import example
 from tests.tui.conftest import SIZE, add_breakpoint, keys, settle
@@ -165,17 +165,22 @@ async def test_a_reloading_holds_row_says_so_at_120x30() -> None:
         assert "reloading 28" in row, row
 
 
-def test_the_queue_row_says_whose_reload_a_hold_waits_for() -> None:
+def test_the_queue_says_whose_reload_a_hold_waits_for() -> None:
     # tests/sim/test_reload_shared.py's SHARED: at c's `reload` d waits for it, at its
-    # `reloaded` no more.
+    # `reloaded` no more. The words are a line of their own under d's row: the row's
+    # columns fill a narrow panel (120x30), which would cut a note at its end.
     from tests.sim.test_reload_shared import SHARED
+
+    def lines(item: object) -> list[str]:
+        rows = queue_item_rows(item, 9, 4, Palette())  # type: ignore[arg-type]
+        return [(row if isinstance(row, Text) else row()).plain for row in rows]
 
     sim = sim_of(SHARED)
     events = run_all(sim)
     sim.goto(of(events, "reload")[0].index)
     (item,) = sim.snapshot().pool("hbm").queue
-    assert "d" in queue_row(item, 9, 4, Palette()).plain
-    assert queue_row(item, 9, 4, Palette()).plain.endswith("  ↓ waits for c's reload")
+    row, note = lines(item)
+    assert row.startswith("  0  d ") and note == "     ↓ waits for c's reload of its blocks"
     sim.goto(of(events, "reloaded")[0].index)
     (item,) = sim.snapshot().pool("hbm").queue
-    assert "waits for" not in queue_row(item, 9, 4, Palette()).plain
+    assert len(lines(item)) == 1

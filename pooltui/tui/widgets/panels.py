@@ -417,8 +417,8 @@ class QueuePanel(SafeRender, Vertical):
                     "dim",
                 )
             )
-            # Each row is made only when it is on screen.
-            rows.extend(partial(queue_row, item, name_w, keys_w, palette) for item in shown)
+            for item in shown:
+                rows.extend(queue_item_rows(item, name_w, keys_w, palette))
             if len(pool.queue) > self.LIMIT:
                 rows.append(Text(f"  … {len(pool.queue) - self.LIMIT} more", "dim"))
         if rows:
@@ -428,9 +428,19 @@ class QueuePanel(SafeRender, Vertical):
         self.query_one("#queue-body", TextRows).update_rows(rows)
 
 
+def queue_item_rows(item: QueueItemView, name_w: int, keys_w: int, palette: Palette) -> list[Row]:
+    """A waiting hold's rows: its figures (made only when on screen), then, when it waits
+    for another session's reload in flight of its blocks, a line that says so (under the
+    columns, so a narrow panel does not cut it off)."""
+    rows: list[Row] = [partial(queue_row, item, name_w, keys_w, palette)]
+    if item.waits_for is not None:  # why it waits with room to spare
+        rows.append(Text(f"     ↓ waits for {item.waits_for}'s reload of its blocks", "bold"))
+    return rows
+
+
 def queue_row(item: QueueItemView, name_w: int, keys_w: int, palette: Palette) -> Text:
-    """A waiting hold's row: its figures in the header's columns, then why it waits when
-    that is not room (preempted; another session's reload in flight of its blocks)."""
+    """A waiting hold's row: its figures in the header's columns, then a mark when it was
+    preempted."""
     text = Text(f"{item.position:>3}  ")
     name = session_text(item.session, item.session_id)
     name.pad_right(max(0, name_w - len(item.session)))
@@ -442,8 +452,6 @@ def queue_row(item: QueueItemView, name_w: int, keys_w: int, palette: Palette) -
     )
     if item.preempted:
         text.append("  ⟲ preempted", Style(color=palette.warn, bold=True))
-    if item.waits_for is not None:  # why it waits with room to spare
-        text.append(f"  ↓ waits for {item.waits_for}'s reload", "bold")
     return text
 
 
