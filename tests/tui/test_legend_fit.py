@@ -15,6 +15,7 @@ import pytest
 from textual.widgets import Static
 
 from pooltui.tui.app import PoolApp
+from pooltui.tui.widgets.blockmap import BlockMapView
 from pooltui.tui.widgets.panels import PoolsPanel
 from tests.tui.conftest import settle
 
@@ -139,3 +140,40 @@ async def test_one_shared_content_takes_one_legend_line_from_the_map(
         rows = [line for line in lines if line.startswith("██ chat[")]
         assert len(contents) == 1 and len(rows) == 3, lines
         assert lines[-1] == "+7 holds more", lines
+
+
+async def _map_and_legend(spec: Path, index: int, size: tuple[int, int]) -> tuple[int, list[str]]:
+    app = PoolApp.from_spec(str(spec))
+    async with app.run_test(size=size) as pilot:
+        lines = (await _legend_at(pilot, index)).splitlines()
+        return app.screen.query_one(BlockMapView).region.height, lines
+
+
+@pytest.mark.parametrize(("size", "least"), [((120, 30), 3), ((80, 24), 4)])
+async def test_three_shared_contents_fold_into_one_line_for_the_map(
+    size: tuple[int, int], least: int
+) -> None:
+    """specs/shared_prefix.pool at #59: three tenants' prompts are shared (contents 0, 1, 2
+    of 32 blocks), 13 holds, and the map needs far more rows than the card has. Below a map
+    of four rows the contents fold into one line, counted among the legend's four rows
+    (decisions.md: a lone pool's legend and map): the key, `3 contents shared`, two holds
+    and `+11 holds more`; the map the rest (3 rows at 120x30, 4 at 80x24). It kept three
+    content lines and four rows, the map one row at both sizes."""
+    rows, lines = await _map_and_legend(SPECS / "shared_prefix.pool", 59, size)
+    assert rows >= least, (rows, lines)
+    assert lines[0] == "×N held by N holds", lines
+    assert lines[1].startswith("×  3 contents shared: 0: 32 blocks, 6 holders · "), lines
+    assert [line.split()[1] for line in lines[2:4]] == ["chat[0]", "chat[1]"], lines
+    assert lines[4:] == ["+11 holds more"], lines
+
+
+@pytest.mark.parametrize(("size", "rows"), [((120, 36), 4), ((160, 48), 14)])
+async def test_with_room_for_the_map_each_shared_content_keeps_its_line(
+    size: tuple[int, int], rows: int
+) -> None:
+    """The same moment where the map keeps four rows or more with a line a content: the
+    legend is as it was, the key, three content lines, three holds and `+10 holds more`."""
+    shown, lines = await _map_and_legend(SPECS / "shared_prefix.pool", 59, size)
+    assert shown == rows, (shown, lines)
+    assert [line.split(":")[0] for line in lines[1:4]] == [f"×  content {c}" for c in "012"]
+    assert lines[-1] == "+10 holds more" and len(lines) == 8, lines

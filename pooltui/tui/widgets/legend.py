@@ -112,14 +112,20 @@ def _lines(text: Text) -> int:
 
 
 def pool_legend(
-    pool: PoolView, lines: int, palette: Palette, marks: tuple[str, ...] = (), width: int = 80
+    pool: PoolView,
+    lines: int,
+    palette: Palette,
+    marks: tuple[str, ...] = (),
+    width: int = 80,
+    fold: bool = False,
 ) -> Text:
     """Who holds what, under the block map: what the map's marks mean (`marks`, those it
     shows), each hold in its colour with its size and computed / context (a reloading one
     says so first), then each cache entry with its eviction rank (0 goes first). At most
     `lines` lines; what does not fit is counted. The rank digits (`ranks` in `marks`: the
     map has cached blocks) are keyed only when some entry's row, which shows its digit, is
-    among those counted."""
+    among those counted. `fold`: the shared contents on one line (a lone pool's map short
+    of rows)."""
     holds, entries = pool.holds, pool.entries
     total = len(holds) + len(entries)
     top = entries[-1].rank if entries else 0  # in eviction order: the deepest last
@@ -128,7 +134,7 @@ def pool_legend(
         """The marks' key, the shared contents' lines and the rows kept, in `lines`."""
         key = marks_key(shown, palette, width, top)
         left = lines - _lines(key)
-        shared = sharing.shared_legend(pool, left, width) if total else []
+        shared = sharing.shared_legend(pool, left, width, fold) if total else []
         left = max(1, left - len(shared))
         return key, shared, total if total <= left else left - 1
 

@@ -140,6 +140,7 @@ class PoolCard(SafeRender, Vertical):
     """
 
     LEGEND_LINES = 4  # a member of a family, or one of several pools
+    MAP_ROWS = 4  # a lone pool's map rows below which its shared contents take one line
 
     def __init__(self, pool: PoolView, solo: bool) -> None:
         super().__init__(classes="solo" if solo else "", id=f"pool-{_safe(pool.label)}")
@@ -149,6 +150,7 @@ class PoolCard(SafeRender, Vertical):
         self.map: BlockMapView | None = BlockMapView(pool) if pool.blocks is not None else None
         self.legend = Static(classes="pool-legend")
         self._map_height: int | None = None
+        self.fold = False  # the legend's shared contents on one line (`legend_lines`)
         self._shown: tuple[Violation | None, Event | None, Palette] | None = None
         self._fitted_at: Size | None = None  # the size its texts were made for
         self._screen_at = Size()  # the screen's size at its last resize
@@ -164,6 +166,7 @@ class PoolCard(SafeRender, Vertical):
         """How many legend lines fit. A lone pool's map takes the rows it needs (a big one
         scrolls) and leaves the rest of the panel to its legend, which keeps at least its
         first rows and the marks' key above them (`key` lines)."""
+        self.fold = False
         if not self.solo:
             return self.LEGEND_LINES
         height = self.size.height or 30
@@ -173,7 +176,13 @@ class PoolCard(SafeRender, Vertical):
         wanted = len(self.pool.holds) + len(self.pool.entries)
         map_rows = self.map.rows(self.map.size.width or self.size.width or None)
         more = sharing.legend_lines(self.pool)  # shared contents' lines, above the holds
-        legend = max(min(self.LEGEND_LINES + more, wanted + more) + key, room - map_rows)
+        least = min(self.LEGEND_LINES + more, wanted + more) + key
+        # A map of a row or two shows no prompt's blocks whole: below MAP_ROWS the contents
+        # fold into one line, one of the rows the legend keeps (decisions.md).
+        self.fold = more > 1 and room - least < min(self.MAP_ROWS, map_rows)
+        if self.fold:
+            least = min(self.LEGEND_LINES, wanted + 1) + key
+        legend = max(least, room - map_rows)
         map_height = max(1, min(map_rows, room - legend))
         if map_height != self._map_height:
             self._map_height = map_height
@@ -212,7 +221,7 @@ class PoolCard(SafeRender, Vertical):
         lines = self.legend_lines(shown, key_lines(marks, palette, width))
         set_text(
             self.legend,
-            pool_legend(pool, lines, palette, marks, width),
+            pool_legend(pool, lines, palette, marks, width, self.fold),
             grow_only=grow,
         )
         if self.map is not None:

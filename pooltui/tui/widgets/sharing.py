@@ -97,12 +97,15 @@ def _names(holders: tuple[BlockOwner, ...], room: int) -> Text:
     return text
 
 
-def shared_legend(pool: PoolView, lines: int, width: int = 100) -> list[Text]:
+def shared_legend(pool: PoolView, lines: int, width: int = 100, fold: bool = False) -> list[Text]:
     """The legend's lines for shared blocks, one per content group:
     `×  content 1: 32 blocks, 5 holders: chat[3], chat[7], +3`, at most `lines - 1` of them
     (and GROUP_LINES), so one line is left for the holds; groups that do not fit share the
-    last line, without their holders' names. Each line fits in `width`."""
+    last line, without their holders' names. `fold`: every group on one line (`folded`).
+    Each line fits in `width`."""
     groups = shared_groups(pool)
+    if fold and len(groups) > 1:
+        return [folded(groups, width)]
     limit = max(1, min(lines - 1, GROUP_LINES))
     rows = []
     full = groups if len(groups) <= limit else groups[: limit - 1]
@@ -121,6 +124,22 @@ def shared_legend(pool: PoolView, lines: int, width: int = 100) -> list[Text]:
         row.truncate(width, overflow="ellipsis")
         rows.append(row)
     return rows
+
+
+def folded(groups: list[SharedGroup], width: int) -> Text:
+    """Every group on one line, for a map short of rows: `×  3 contents shared: 0: 32
+    blocks, 6 holders · 1: 32 blocks, 5 holders · +1 more`, each group whole or counted."""
+    row = _glyph(groups[0])
+    row.append(f"{len(groups)} contents shared: ")
+    for i, g in enumerate(groups):
+        item = f"{'' if not i else ' · '}{g.content}: {_n(g.blocks, 'block')}, {_n(len(g.holders), 'holder')}"
+        more = f" · +{len(groups) - i - 1} more" if i < len(groups) - 1 else ""
+        if i and row.cell_len + len(item) + len(more) > width:
+            row.append(f" · +{len(groups) - i} more", "dim")
+            break
+        row.append(item)
+    row.truncate(width, overflow="ellipsis")
+    return row
 
 
 def legend_lines(pool: PoolView) -> int:
