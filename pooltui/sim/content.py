@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Final
 
 from mypy_extensions import mypyc_attr
@@ -268,8 +268,9 @@ class Content:
             return self.bh[j]
         return self.hashes(block, j, j + 1)[0]
 
-    def summary(self, lo: int, hi: int) -> str:
-        """The keys of [lo, hi) (strings quoted) and/or the private session."""
+    def summary(self, lo: int, hi: int, private: Callable[[int], str] | None = None) -> str:
+        """The keys of [lo, hi) (strings quoted) and/or the private session: `private N`,
+        or what `private` says of session N (the debugger names it)."""
         out: list[str] = []
         k = bisect_left(self.ends, lo + 1)
         while k < len(self.keys) and (self.ends[k - 1] if k else 0) < hi:
@@ -279,5 +280,5 @@ class Content:
                 out.append(word)
             k += 1
         if hi > self.total:
-            out.append(f"private {self.sid}")
+            out.append(f"private {self.sid}" if private is None else private(self.sid))
         return ", ".join(out)

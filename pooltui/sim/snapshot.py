@@ -10,7 +10,7 @@ Owns the public view types only; building them is `views`'s business.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from itertools import compress
@@ -156,7 +156,7 @@ class Registered(AbstractSet[int]):
 class BlockInfo:
     """One physical block: free, held or cached; its reference count (the holds that have
     it in their block table); what it holds (piece keys, or `private N` for session N's
-    own stream; '' when free); its holders, first holder first; whether it is registered
+    own stream, as `info`'s `private` says it when given; '' when free); its holders, first holder first; whether it is registered
     (others can hit it), whether it is a duplicate (another block registered the same
     content first) and whether it is landing (held by a hold whose reload is in flight:
     its content is on its way from a tier, and nobody can hit it yet)."""
@@ -257,22 +257,24 @@ class BlockMap:
             return "held"
         return "cached" if i in self.registered else "free"
 
-    def content(self, i: int) -> str:
+    def content(self, i: int, private: Callable[[int], str] | None = None) -> str:
+        """Block i's piece keys and/or its private session (`private N`, or what `private`
+        says of session N); '' when free."""
         if i >= len(self.contents):
             return ""
         c, j = self.contents[i]
         summary = getattr(c, "summary", None)
         if summary is None:
             return ""
-        text: str = summary(j * self.unit, (j + 1) * self.unit)
+        text: str = summary(j * self.unit, (j + 1) * self.unit, private)
         return text
 
-    def info(self, i: int) -> BlockInfo:
+    def info(self, i: int, private: Callable[[int], str] | None = None) -> BlockInfo:
         return BlockInfo(
             i,
             self.state(i),
             self.count(i),
-            self.content(i),
+            self.content(i, private),
             self.holders(i),
             i in self.registered,
             i in self.duplicates,

@@ -99,11 +99,12 @@ def test_inspecting_private_and_cached_blocks() -> None:
     text = inspect_block_text(snapshot_at(12), "kv", 4).plain
     assert "state held · reference count 1 · registered" in text
     assert "1 holder: chat[1]\n" in text
-    assert "content: private " in text
+    assert "content: chat[1]'s own tokens\n" in text  # its name, not `private 1`
     # #24: chat[0]'s block 2 (units 8..11) stays cached: no holder, still registered.
     text = inspect_block_text(snapshot_at(24), "kv", 2).plain
     assert "state cached · reference count 0 · registered" in text
     assert "holder" not in text.split("content:")[0]
+    assert "content: chat[0]'s own tokens\n" in text  # cached, its holder gone: still named
     # A free block says free, as before.
     assert "free" in inspect_block_text(snapshot_at(24), "kv", 15).plain
 
@@ -249,3 +250,28 @@ def test_a_chain_of_keys_the_same_holds_share_is_one_legend_line() -> None:
     (group,) = shared_groups(pool)
     assert (group.content, group.blocks) == ("7 … 9", 3)
     assert [h.session for h in group.holders] == ["req[0]", "req[1]"]
+
+
+# A session's hold nested in its own hold of the same pool hits the outer one's blocks (its
+# private stream, the same in every hold of it), which the outer still holds (as in
+# test_never_fires.py): blocks 0 and 1 (units 0..7 of a's own stream) have two holders, both
+# a's. The legend's content group names the session whose tokens they are.
+NESTED = """
+stage gpu step { time 1; }
+pool kv { cap 64; block 4; admit via gpu; }
+session a { arrive at (0);
+  hold kv (8) { run gpu prefill (8); hold kv (12) { run gpu prefill (4); } } }
+"""
+
+
+def test_the_legend_names_whose_own_tokens_a_shared_private_block_holds(tmp_path: Path) -> None:
+    from pooltui.tui.colors import Palette
+
+    spec = tmp_path / "nested.pool"
+    spec.write_text(NESTED)
+    sim = Simulation(compile_file(str(spec)))
+    while not sim.snapshot().pool("kv").shared:
+        assert sim.step() is not None
+    pool = sim.snapshot().pool("kv")
+    legend = pool_legend(pool, 10, Palette(), ("shared",), 100).plain
+    assert "×  content a's own tokens: 2 blocks, 1 holder: a\n" in legend, legend

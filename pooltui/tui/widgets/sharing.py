@@ -9,6 +9,7 @@ widget.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from rich.style import Style
@@ -26,6 +27,14 @@ GROUP_LINES = 3  # legend lines for content groups at most; the rest are counted
 def shared_cell(count: int) -> str:
     """A shared block's two-character cell: `×2` … `×9`, `×+` past nine holders."""
     return SHARED_GLYPH + (str(count) if count < 10 else "+")
+
+
+def own_tokens(bm: BlockMap) -> Callable[[int], str]:
+    """How a block's private stream is said: `chat[2]'s own tokens`, the session named as
+    everywhere else (a private block is its session's only, held or cached: one of the
+    map's owners), not the simulator's `private 2`."""
+    names = {o.session_id: o.session for o in bm.owners}
+    return lambda sid: f"{names.get(sid, f'session #{sid}')}'s own tokens"
 
 
 def shared_blocks(pool: PoolView) -> frozenset[int]:
@@ -55,8 +64,9 @@ def shared_groups(pool: PoolView) -> list[SharedGroup]:
     if bm is None or not bm.sharers:
         return []
     by_content: dict[str, list[int]] = {}
+    own = own_tokens(bm)
     for b in sorted(bm.sharers):
-        by_content.setdefault(bm.content(b) or "?", []).append(b)
+        by_content.setdefault(bm.content(b, own) or "?", []).append(b)
     by_holders: dict[tuple[int, ...], list[tuple[str, list[int]]]] = {}
     for content, blocks in by_content.items():
         key = tuple(sorted({o.session_id for b in blocks for o in bm.holders(b)}))
@@ -175,7 +185,7 @@ def block_sharing_text(pool: PoolView, block: int) -> Text:
     text = Text()
     if bm is None or not 0 <= block < bm.nblocks:
         return text
-    info = bm.info(block)
+    info = bm.info(block, own_tokens(bm))
     if info.state == "free":
         return text
     text.append(f"state {info.state}{' · '}reference count {info.count}")
