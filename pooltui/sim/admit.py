@@ -403,12 +403,14 @@ def release(eng: Engine, sess: Session, h: HoldState) -> None:
     cached, as this release's entry."""
     p = eng.s.pools[h.pool]
     size = h.size
+    # Counted before the counts go down, and only for a recorded why (a lean run has none).
+    stay, others = blocks.held_by_others(p, h) if eng.record else (0, 0)
     cached_units, kept = blocks.let_go(eng, sess, h)
     keep = len(kept)
     sess.holds.remove(h)
     eng.emit(
         "release",
-        lambda: why.released(sess.name, size, p.label, cached_units, bool(keep)),
+        lambda: why.released(sess.name, size, p.label, cached_units, bool(keep), stay, others),
         session=sess,
         pool=p,
         units=size,

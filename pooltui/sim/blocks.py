@@ -180,6 +180,25 @@ def register(p: PoolState, h: HoldState, upto: int, sess: Session | None) -> Non
             sess.priv_hi[pi] = end
 
 
+def held_by_others(p: PoolState, h: HoldState) -> tuple[int, int]:
+    """(The blocks of h's table other holds hold too, those holds): what its release leaves
+    allocated with them (content-and-reload.md §2). Found as the ledger's release finds
+    them: through the pool's shared blocks, or h's table when it has fewer."""
+    L = p.ledger
+    sharers, owner, hid = L.sharers, L.owner, h.table.hid
+    if not sharers:
+        return 0, 0
+    if len(sharers) < len(h.table.blocks):
+        shared = [b for b, more in sharers.items() if hid in more or owner[b] == hid]
+    else:
+        shared = [b for b in h.table.blocks if b in sharers]
+    others: set[int] = set()
+    for b in shared:
+        others.update(L.holders(b))
+    others.discard(hid)
+    return len(shared), len(others)
+
+
 def let_go(eng: Engine, sess: Session, h: HoldState) -> tuple[int, list[int]]:
     """Release a hold (or preempt it): each of its blocks' counts goes down; the registered
     ones left at zero become this release's cache entry. Returns (its units, its blocks)."""

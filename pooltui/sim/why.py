@@ -172,9 +172,20 @@ def rejected(name: str, pool: str, reason: str) -> str:
     return f"rejected {name} on {pool}: {reason}, so it can never fit"
 
 
-def released(name: str, size: int, pool: str, cached: int, kept: bool) -> str:
-    return f"{name} released {size} units of {pool}" + (
-        f"; {cached} stay cached as its prefix" if kept else ""
+def released(
+    name: str, size: int, pool: str, cached: int, kept: bool, stay: int = 0, others: int = 0
+) -> str:
+    """`stay` of its blocks other holds (`others`) still hold: they are neither cached nor
+    freed, but stay allocated with those holds (content-and-reload.md §2)."""
+    return (
+        f"{name} released {size} units of {pool}"
+        + (f"; {cached} stay cached as its prefix" if kept else "")
+        + (
+            f"; {stay} block{_s(stay)} stay{'s' if stay == 1 else ''} allocated with "
+            f"{others} other hold{_s(others)} holding {'it' if stay == 1 else 'them'}"
+            if stay
+            else ""
+        )
     )
 
 

@@ -14,7 +14,12 @@ first. gpu takes 1 s per iteration unless said.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import pytest
+
+from pooltui.lang import compile_source
+from pooltui.sim import Simulation
 from tests.sim.helpers import (
     admits,
     assert_clean,
@@ -693,3 +698,42 @@ def test_each_ledger_invariant_broken_on_purpose_halts_the_run() -> None:
         assert sim.halted is not None and "invariant broken" in sim.halted
     with pytest.raises(ValueError):
         break_ledger(sim_of(SYSTEM_PROMPT), "kv", "nothing")
+
+
+# A release whose blocks other holds still hold (content-and-reload.md §2: a release lowers
+# each block's count; only those reaching 0 are cached or freed, the rest stay allocated
+# with their holders): its why says how many stay, and with how many other holds. gpu takes
+# 0.01 s an iteration here; a waits 0.05 s after its prefill, b and c 1 s.
+#  0     a admitted, hit 0: blocks 0 1 ('sys') 2 (a's own); iteration 1 takes its 12 tokens,
+#        registering all three
+#  0.005 b and c arrive and queue (the stage is busy)
+#  0.01  iteration 1 ends, a waits; b admitted: E = 2, cap ⌊11/4⌋ = 2: hit 8, shared 8 (a
+#        holds them), new block 3; c likewise, new block 4: blocks 0 1 count 3
+#  0.06  a releases: 0 1 count 2, they stay with b's and c's holds; its block 2 goes to 0,
+#        registered: cached, 4 units
+#  1.02  b releases: 0 1 count 1, with c's hold; its block 3 cached (4 units); then c: 0 1
+#        and 4 reach 0, all cached (12 units), nothing stays
+RELEASE_SHARED = """
+stage gpu step { budget 64; seats 4; time 0.01; }
+pool kv { cap 64; block 4; evict lru; admit via gpu; }
+session a { arrive at (0);
+  hold kv (12) content ("sys" : 8) { run gpu prefill (12); wait (0.05); } }
+session b[2] { arrive at (0.005);
+  hold kv (12) content ("sys" : 8) { run gpu prefill (12); wait (1); } }
+"""
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_a_release_says_how_many_blocks_stay_with_other_holds(fast: bool) -> None:
+    program = compile_source(RELEASE_SHARED, "release_shared.pool")
+    events: list[Any] = []
+    Simulation(program, fast=fast, history=False).run_headless(on_event=events.append)
+    assert [(t(e.time), e.session, e.get("hit"), e.get("shared")) for e in events
+            if e.moment == "admit"] == [(0, "a", 0, 0), (0.01, "b[0]", 8, 8), (0.01, "b[1]", 8, 8)]  # fmt: skip
+    assert [(t(e.time), e.why) for e in events if e.moment == "release"] == [
+        (0.06, "a released 12 units of kv; 4 stay cached as its prefix; "
+               "2 blocks stay allocated with 2 other holds holding them"),
+        (1.02, "b[0] released 12 units of kv; 4 stay cached as its prefix; "
+               "2 blocks stay allocated with 1 other hold holding them"),
+        (1.02, "b[1] released 12 units of kv; 12 stay cached as its prefix"),
+    ]  # fmt: skip
