@@ -146,7 +146,14 @@ async def _map_and_legend(spec: Path, index: int, size: tuple[int, int]) -> tupl
     app = PoolApp.from_spec(str(spec))
     async with app.run_test(size=size) as pilot:
         lines = (await _legend_at(pilot, index)).splitlines()
-        return app.screen.query_one(BlockMapView).region.height, lines
+        view = app.screen.query_one(BlockMapView)
+        # The legend's new height lays the screen out again: read the map's rows once
+        # two frames in a row agree (a loaded machine may draw the layout a frame later).
+        heights = [-1, view.region.height]
+        while heights[-1] != heights[-2] and len(heights) < 12:
+            await pilot.pause()
+            heights.append(view.region.height)
+        return heights[-1], lines
 
 
 @pytest.mark.parametrize(("size", "least"), [((120, 30), 3), ((80, 24), 4)])
