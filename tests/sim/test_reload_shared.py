@@ -11,6 +11,8 @@ are checked after every event (`sim_of`).
 
 from __future__ import annotations
 
+from typing import Any
+
 from tests.sim.helpers import (
     admits,
     assert_clean,
@@ -191,6 +193,22 @@ def test_a_deadlock_names_the_reload_a_waiting_hold_waits_for() -> None:
     )
 
 
+def _e_passes_d(sim: Any) -> list[Any]:
+    """Run SHARED with e arriving at 1 behind d (the two tests below): d waits for c's
+    reload, e is admitted past it, d hits c's landed blocks; c, d, e end as worked out."""
+    events = run_all(sim)
+    assert_clean(sim)
+    assert admits(events)[2:] == [
+        (1.0, "c", "hbm", 48, 0),
+        (1.0, "e", "hbm", 16, 0),
+        (1.03, "d", "hbm", 48, 32),
+    ]
+    assert {k: v for k, v in ends(events).items() if k in "cde"} == {
+        "c": (1.04, "done"), "d": (1.04, "done"), "e": (1.01, "done"),
+    }  # fmt: skip
+    return events
+
+
 def test_the_holds_behind_a_hold_that_waits_for_a_reload_are_tried() -> None:
     # SHARED with e (16 private units) arriving at 1 after d. vLLM's scheduler passes over
     # a request its connector delays and goes on down the waiting queue; so does the
@@ -203,21 +221,12 @@ def test_the_holds_behind_a_hold_that_waits_for_a_reload_are_tried() -> None:
     # | 1.03 | c's reload lands; iteration: c 16 tokens, d admitted (hit 32, shared 32), 16 |
     # | 1.04 | c and d done                                                                |
     sim = sim_of(SHARED + "session e { arrive at (1); hold hbm (16) { run gpu prefill (16); } }\n")
-    events = run_all(sim)
-    assert_clean(sim)
-    assert admits(events)[2:] == [
-        (1.0, "c", "hbm", 48, 0),
-        (1.0, "e", "hbm", 16, 0),
-        (1.03, "d", "hbm", 48, 32),
-    ]
+    events = _e_passes_d(sim)
     assert table(events)[2:] == [
         (1.0, (("e", "prefill", 16),), ("c", "e"), False),
         (1.03, (("c", "prefill", 16), ("d", "prefill", 16)), ("d",), False),
     ]
     assert [(e.session, t(e.time)) for e in of(events, "reloaded")] == [("c", 1.03)]
-    assert {k: v for k, v in ends(events).items() if k in "cde"} == {
-        "c": (1.04, "done"), "d": (1.04, "done"), "e": (1.01, "done"),
-    }  # fmt: skip
 
 
 def test_a_pool_that_admits_at_the_settle_passes_over_it_too() -> None:
@@ -225,13 +234,4 @@ def test_a_pool_that_admits_at_the_settle_passes_over_it_too() -> None:
     # and the runs join gpu at the same instants.
     spec = SHARED.replace(" admit via gpu;", "")
     sim = sim_of(spec + "session e { arrive at (1); hold hbm (16) { run gpu prefill (16); } }\n")
-    events = run_all(sim)
-    assert_clean(sim)
-    assert admits(events)[2:] == [
-        (1.0, "c", "hbm", 48, 0),
-        (1.0, "e", "hbm", 16, 0),
-        (1.03, "d", "hbm", 48, 32),
-    ]
-    assert {k: v for k, v in ends(events).items() if k in "cde"} == {
-        "c": (1.04, "done"), "d": (1.04, "done"), "e": (1.01, "done"),
-    }  # fmt: skip
+    _e_passes_d(sim)
