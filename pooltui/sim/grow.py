@@ -130,6 +130,8 @@ def preempt(eng: Engine, h: HoldState, grower: Session, p: PoolState, need: int)
         if victim.sid in st.residents:
             st.residents.remove(victim.sid)
             eng.departures += 1
+    # Counted before the counts go down, and only for a recorded why (as a release's).
+    stay, others = blocks.held_by_others(p, h) if eng.record else (0, 0)
     cached_units, kept = blocks.let_go(eng, victim, h)
     h.computed = 0
     h.preempted = True
@@ -149,6 +151,8 @@ def preempt(eng: Engine, h: HoldState, grower: Session, p: PoolState, need: int)
             cached_before,
             st.label if st is not None else None,
             cached_units,
+            stay,
+            others,
         ),
         session=victim,
         pool=p,

@@ -180,12 +180,18 @@ def released(
     return (
         f"{name} released {size} units of {pool}"
         + (f"; {cached} stay cached as its prefix" if kept else "")
-        + (
-            f"; {stay} block{_s(stay)} stay{'s' if stay == 1 else ''} allocated with "
-            f"{others} other hold{_s(others)} holding {'it' if stay == 1 else 'them'}"
-            if stay
-            else ""
-        )
+        + staying(stay, others)
+    )
+
+
+def staying(stay: int, others: int) -> str:
+    """What a release or a preemption leaves with other holds: `stay` blocks they
+    (`others`) still hold, neither cached nor freed ('' when none)."""
+    if not stay:
+        return ""
+    return (
+        f"; {stay} block{_s(stay)} stay{'s' if stay == 1 else ''} allocated with "
+        f"{others} other hold{_s(others)} holding {'it' if stay == 1 else 'them'}"
     )
 
 
@@ -211,8 +217,11 @@ def preempted(
     cached: int,
     stage: str | None,
     cached_units: int,
+    stay: int = 0,
+    others: int = 0,
 ) -> str:
-    """`grower` is None when the victim needed the room itself."""
+    """`grower` is None when the victim needed the room itself; `stay` of the victim's
+    blocks stay allocated with `others` other holds (`staying`)."""
     whose = "its own" if grower is None else grower + "'s"
     who = (
         f"{victim} is the most recently admitted resident of {stage}"
@@ -223,7 +232,7 @@ def preempted(
     return (
         f"preempted {victim}: {pool} had no room for {whose} next {blocks} ({free} free, "
         f"{cached} cached); {who}; {cached_units} units stay cached"
-    )
+    ) + staying(stay, others)
 
 
 # ---------------------------------------------------------------- iterations and runs

@@ -737,3 +737,34 @@ def test_a_release_says_how_many_blocks_stay_with_other_holds(fast: bool) -> Non
                "2 blocks stay allocated with 1 other hold holding them"),
         (1.02, "b[1] released 12 units of kv; 12 stay cached as its prefix"),
     ]  # fmt: skip
+
+
+# A preemption lowers its hold's counts as a release does (content-and-reload.md §2): the
+# blocks other holds hold stay allocated with them, and its why says so. kv has 7 blocks of
+# 4; a (admitted at 0: 'sys' blocks 0 1, its own 2) and b (admitted at 0.01: hit 8, shared
+# with a, its own block 3) decode 20 tokens each, a block every 4: at 17 units each wants
+# its fifth block and kv has 7; under preempt lifo b, admitted last, is preempted, and the
+# 2 'sys' blocks it shared stay allocated with a, its one other holder.
+PREEMPT_SHARED = """
+stage gpu step { budget 64; seats 4; time 0.01; }
+pool kv { cap 28; block 4; evict lru; admit via gpu; preempt lifo; }
+session a { arrive at (0);
+  hold kv (12) content ("sys" : 8) { run gpu prefill (12); run gpu decode (20); } }
+session b { arrive at (0.005);
+  hold kv (12) content ("sys" : 8) { run gpu prefill (12); run gpu decode (20); } }
+"""
+
+
+@pytest.mark.parametrize("fast", [False, True])
+def test_a_preemption_says_how_many_blocks_stay_with_other_holds(fast: bool) -> None:
+    program = compile_source(PREEMPT_SHARED, "preempt_shared.pool")
+    events: list[Any] = []
+    Simulation(program, fast=fast, history=False).run_headless(on_event=events.append)
+    assert [(t(e.time), e.session, e.get("hit"), e.get("shared")) for e in events
+            if e.moment == "admit"][:2] == [(0, "a", 0, 0), (0.01, "b", 8, 8)]  # fmt: skip
+    first = next(e for e in events if e.moment == "preempt")
+    assert first.session == "b", first.why
+    assert first.why.startswith("preempted b: kv had no room for "), first.why
+    assert first.why.endswith(
+        " units stay cached; 2 blocks stay allocated with 1 other hold holding them"
+    ), first.why
