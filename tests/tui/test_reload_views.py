@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from rich.text import Text
+from textual.geometry import Region
 from textual.widgets import Static
 
 from pooltui.cli.main import main
@@ -184,3 +185,22 @@ def test_the_queue_says_whose_reload_a_hold_waits_for() -> None:
     sim.goto(of(events, "reloaded")[0].index)
     (item,) = sim.snapshot().pool("hbm").queue
     assert len(lines(item)) == 1
+
+
+async def test_a_link_jobs_row_keeps_its_percentage_at_120x30() -> None:
+    # specs/spill_tiers.pool at #117 (as above): pcie has jobs in service. Each job's row
+    # in the Stages panel says how far it has got; a narrow panel cuts a row's end, so the
+    # row must not end with that figure: at 120x30 every job row on screen shows its `%`.
+    spec = Path(__file__).parents[2] / "specs" / "spill_tiers.pool"
+    app = PoolApp.from_spec(str(spec))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        app.send("goto", index=117)
+        await settle(pilot)
+        body = app.screen.query_one("#stages-body")
+        region = body.region.intersection(app.screen.region)
+        assert region.area > 0
+        strips = body.render_lines(Region(0, 0, region.width, region.height))
+        rows = [strip.text for strip in strips if "░" in strip.text or "█" in strip.text]
+        assert rows, [strip.text for strip in strips]
+        assert all("%" in row for row in rows), rows

@@ -514,11 +514,11 @@ def stage_rows(stage: StageView, palette: Palette) -> list[Row]:
     for job in stage.jobs:
         text = Text("  ")
         text.append_text(session_text(job.session, job.session_id))
-        text.append(f" {job.what}  ")
+        # The figure before the bar: a narrow panel cuts a row's end, the bar's tail.
+        text.append(f" {job.what} {job.progress * 100:3.0f}% ")
         filled = round(job.progress * 20)
         text.append("█" * filled, Style(color=session_hex(job.session_id)))
         text.append("░" * (20 - filled), "dim")
-        text.append(f" {job.progress * 100:3.0f}%")
         rows.append(text)
     for job in stage.queued_jobs:
         text = Text("  queued: ", "dim")
