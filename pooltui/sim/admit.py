@@ -139,16 +139,19 @@ def plan_hold(
     return HoldPlan(size, found, need, reserve, never)
 
 
-def waits_for(eng: Engine, p: PoolState, h: HoldState, sess: Session) -> str | None:
+def waits_for(
+    eng: Engine, p: PoolState, h: HoldState, sess: Session, plan: HoldPlan | None = None
+) -> str | None:
     """The session whose reload in flight a queued hold waits for (its own reload would
     copy blocks that one is loading: `try_admit`), or None. For the views and a deadlock's
     words: it writes nothing and draws nothing (a header that cannot be evaluated now
-    waits for nothing it can name)."""
+    waits for nothing it can name). `plan`: the hold's, when the caller has made it."""
     if eng.t.pools[p.decl].reload_work is None:
         return None
     counter = sess.counter  # looking must not draw
     try:
-        plan = plan_hold(eng, p, h, sess)
+        if plan is None:
+            plan = plan_hold(eng, p, h, sess)
         rl = reloads.plan(eng, p, h, sess, plan.hit) if plan.never is None else None
     except SpecRuntimeError:
         return None

@@ -147,7 +147,7 @@ def _queue(
             try:
                 plan = admit.plan_hold(eng, p, h, sess)
                 units, hit, need = plan.size, plan.hit, plan.need
-                waits = admit.waits_for(eng, p, h, sess)
+                waits = admit.waits_for(eng, p, h, sess, plan)
             except Exception:  # a header that cannot be evaluated now is shown as unknown
                 units = None
             finally:

@@ -323,8 +323,9 @@ session b {
 Moment = tuple[float, str, str | None, int | None, tuple[int, ...]]
 
 
-def _bulk_events(pa: int, pb: int, monkeypatch: pytest.MonkeyPatch) -> list[Moment]:
-    text = BULK_PREEMPT.replace("PA", str(pa)).replace("PB", str(pb))
+def _planned_in_bulk(text: str, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The fast mode's events of `text` (the same as the per-event mode's, invariants off
+    and on), every iteration planned in bulk: none fell back to the per-event plan."""
     check_same(text, ".")
     check_same(text, ".", invariants=True)
     from pooltui.sim.fast import FastEngine
@@ -339,6 +340,12 @@ def _bulk_events(pa: int, pb: int, monkeypatch: pytest.MonkeyPatch) -> list[Mome
     monkeypatch.setattr(FastEngine, "make_all_plain", spy)
     _, events = _run(text, ".", fast=True, record=True, invariants=False)
     assert plain == []  # no iteration fell back to the per-event plan
+    return list(events)
+
+
+def _bulk_events(pa: int, pb: int, monkeypatch: pytest.MonkeyPatch) -> list[Moment]:
+    text = BULK_PREEMPT.replace("PA", str(pa)).replace("PB", str(pb))
+    events = _planned_in_bulk(text, monkeypatch)
     return [
         (e.time, e.moment, e.session, e.units, e.blocks)
         for e in events
@@ -492,19 +499,6 @@ session p {
 def test_a_chunked_prefill_after_steady_decoders_is_planned_in_bulk(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    check_same(CHUNK_LAST, ".")
-    check_same(CHUNK_LAST, ".", invariants=True)
-    from pooltui.sim.fast import FastEngine
-
-    plain: list[int] = []
-    original = FastEngine.make_all_plain
-
-    def spy(self: FastEngine, st: Any) -> None:
-        plain.append(1)
-        original(self, st)
-
-    monkeypatch.setattr(FastEngine, "make_all_plain", spy)
-    _, events = _run(CHUNK_LAST, ".", fast=True, record=True, invariants=False)
-    assert plain == []  # no iteration fell back to the per-event plan
+    events = _planned_in_bulk(CHUNK_LAST, monkeypatch)
     # p's 37 units came in chunks of 6 (8 less the decoders' 2) while both decoded.
     assert [e.session for e in events if e.moment == "run-done"][:3] == ["d[0]", "d[1]", "p"]

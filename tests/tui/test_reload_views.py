@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from rich.text import Text
 from textual.geometry import Region
+from textual.pilot import Pilot
 from textual.widgets import Static
 
 from pooltui.cli.main import main
@@ -148,17 +149,21 @@ async def test_the_debugger_finds_reloads_and_stops_on_them(tmp_path: Path) -> N
         assert blocks is not None and blocks.landing == frozenset()
 
 
+async def _at_117(app: PoolApp, pilot: Pilot[int]) -> None:
+    """specs/spill_tiers.pool gone to #117: chat[0]'s `reload` (the two tests below)."""
+    await settle(pilot)
+    app.send("goto", index=117)
+    await settle(pilot)
+
+
 async def test_a_reloading_holds_row_says_so_at_120x30() -> None:
     # specs/spill_tiers.pool, by its trace: at #117 chat[0] is admitted to hbm (hit 24)
     # and reloads 28 units from dram behind 3 jobs on pcie. The row of its hold under the
     # block map says it is reloading (language.md §5.7) even where the row is cut short:
     # that is what the ↓ marks on its blocks are about, more than its context.
-    spec = Path(__file__).parents[2] / "specs" / "spill_tiers.pool"
-    app = PoolApp.from_spec(str(spec))
+    app = PoolApp.from_spec(str(Path(__file__).parents[2] / "specs" / "spill_tiers.pool"))
     async with app.run_test(size=(120, 30)) as pilot:
-        await settle(pilot)
-        app.send("goto", index=117)
-        await settle(pilot)
+        await _at_117(app, pilot)
         assert app.snapshot is not None and app.snapshot.last_event is not None
         assert app.snapshot.last_event.moment == "reload"
         legend = str(app.screen.query_one(".pool-legend", Static).content)
@@ -191,12 +196,9 @@ async def test_a_link_jobs_row_keeps_its_percentage_at_120x30() -> None:
     # specs/spill_tiers.pool at #117 (as above): pcie has jobs in service. Each job's row
     # in the Stages panel says how far it has got; a narrow panel cuts a row's end, so the
     # row must not end with that figure: at 120x30 every job row on screen shows its `%`.
-    spec = Path(__file__).parents[2] / "specs" / "spill_tiers.pool"
-    app = PoolApp.from_spec(str(spec))
+    app = PoolApp.from_spec(str(Path(__file__).parents[2] / "specs" / "spill_tiers.pool"))
     async with app.run_test(size=(120, 30)) as pilot:
-        await settle(pilot)
-        app.send("goto", index=117)
-        await settle(pilot)
+        await _at_117(app, pilot)
         body = app.screen.query_one("#stages-body")
         region = body.region.intersection(app.screen.region)
         assert region.area > 0
