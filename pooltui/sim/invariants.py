@@ -243,14 +243,12 @@ def _reloads(s: State, held: list[tuple[Session, Hold]], every: bool) -> Violati
     return None
 
 
-def reloads_in_flight(s: State, w: Watch, steady: Steady | None) -> Violation | None:
-    """Links' lanes (O(1) per link), then the reloads in flight: the touched holds update
-    the watch's set of reloading ones, and while that set is not empty each of its holds
-    is checked against the links' jobs. A reload job only appears when its hold starts
-    reloading (a touched hold), so a run without reloads in flight pays nothing more."""
-    v = _lanes(s)
-    if v is not None or s.counters["reloads"] == 0:
-        return v
+def reloads_in_flight(s: State, w: Watch) -> Violation | None:
+    """The reloads in flight (`accounting` calls it once a reload has started): the
+    touched holds update the watch's set of reloading ones, and while that set is not
+    empty each of its holds is checked against the links' jobs. A reload job only appears
+    when its hold starts reloading (a touched hold), so a run without reloads in flight
+    pays nothing more."""
     reloading, live = w.reloading, s.live
     for h in w.holds.values():
         if h.reloading:
@@ -289,9 +287,14 @@ def resync(s: State, w: Watch) -> None:
 
 
 def accounting(s: State, w: Watch, steady: Steady | None) -> Violation | None:
-    """Capacity, holds, queues, stages and sessions (language.md §14): the touched holds,
-    then every pool's and stage member's figures in O(1)."""
-    pools = s.pools
+    """Capacity, holds, queues, stages and sessions (language.md §14), links' lanes and
+    reloads in flight (§3): the reloading holds and the touched holds, then every pool's
+    and stage member's figures in O(1)."""
+    counters = s.counters
+    if counters["reloads"]:  # (first: it reads the touched holds, which the next empties)
+        v = reloads_in_flight(s, w)
+        if v is not None:
+            return v
     if w.grown or w.advanced:
         v = _grown_and_advanced(s, w, steady)
         if v is not None:
@@ -300,8 +303,7 @@ def accounting(s: State, w: Watch, steady: Steady | None) -> Violation | None:
         v = _touched_holds(s, w, steady)
         if v is not None:
             return v
-    for i in range(len(pools)):  # (an index loop: zip costs more here, every event)
-        p = pools[i]
+    for p in s.pools:
         n = p.nblocks
         if n is not None:
             L = p.ledger
@@ -309,9 +311,11 @@ def accounting(s: State, w: Watch, steady: Steady | None) -> Violation | None:
             if used * p.block > p.cap or len(L.free) + L.fresh + used != n:
                 return _capacity(p)
     for st in s.stages:
-        if st.kind == "step" and (len(st.residents) > st.seats or st.budget_left < 0):
-            return _stage(st)
-    counters = s.counters
+        if st.kind == "step":
+            if len(st.residents) > st.seats or st.budget_left < 0:
+                return _stage(st)
+        elif len(st.jobs) > st.lanes or (st.waiting_jobs and len(st.jobs) < st.lanes):
+            return _lanes(s)
     if counters["arrived"] != len(s.live) + counters["ended"]:
         return _sessions(s)
     return None
@@ -444,7 +448,6 @@ def ledgers(s: State, w: Watch, steady: Steady | None) -> Violation | None:
 
 # The per-event checks, one per concern, in order.
 CONCERNS: list[Callable[[State, Watch, Steady | None], Violation | None]] = [
-    reloads_in_flight,  # before `accounting`, which empties the touched holds
     accounting,
     ledgers,
 ]

@@ -126,9 +126,9 @@ def check_touched(L: Ledger, sh: Shadow, tables: Tables) -> str | None:
     if not (tb or tt or te or th or tf):  # nothing noted (an event elsewhere)
         return _totals(L, sh, n)
     try:
-        if not (len(L.bhash) == len(L.bcontent) == len(L.bidx) == len(L.bentry) == n):
-            return "per-block arrays differ in length"
-        if len(L.owner) != n:
+        if not (
+            len(L.bhash) == len(L.bcontent) == len(L.bidx) == len(L.bentry) == len(L.owner) == n
+        ):
             return "per-block arrays differ in length"
         seen = sh.seen
         if len(seen) < n:  # ids used for the first time since: they were free
@@ -148,18 +148,32 @@ def check_touched(L: Ledger, sh: Shadow, tables: Tables) -> str | None:
                 return broken
         if tf:
             _evicted(L, sh, odd)
-        for blocks in (tb, odd):
-            if blocks:
-                broken = _blocks(L, sh, tables, blocks)
-                if broken is not None:
-                    return broken
+        if tb:
+            broken = _blocks(L, sh, tables, tb)
+            if broken is not None:
+                return broken
+        if odd:
+            broken = _blocks(L, sh, tables, odd)
+            if broken is not None:
+                return broken
         if th:
             broken = _hashes(L, th)
             if broken is not None:
                 return broken
         return _totals(L, sh, n)
-    finally:
-        L.untouched()
+    finally:  # forget what changed (`Ledger.untouched`, only the sets that hold some)
+        if tb:
+            tb.clear()
+        if tt:
+            tt.clear()
+            L.tlo.clear()
+            L.thi.clear()
+        if te:
+            te.clear()
+        if th:
+            th.clear()
+        if tf:
+            tf.clear()
 
 
 def _hashes(L: Ledger, th: set[int]) -> str | None:
@@ -426,10 +440,11 @@ def _entries(L: Ledger, sh: Shadow, odd: list[int]) -> str | None:
     elen, eblocks, tb = sh.elen, sh.eblocks, L.tb
     for order in L.te:
         e = entries.get(order)
-        sh.esum -= elen.pop(order, 0)
-        before = eblocks.pop(order, None)
-        if e is None:
+        if e is None:  # (gone: its length leaves the sum)
+            sh.esum -= elen.pop(order, 0)
+            eblocks.pop(order, None)
             continue
+        before = eblocks.get(order)
         blocks = e.blocks
         if e.order != order or not blocks:
             return f"entry {order}: misfiled or empty"
@@ -461,9 +476,10 @@ def _entries(L: Ledger, sh: Shadow, odd: list[int]) -> str | None:
                     return f"entry {order}: block {b} is not a cached block of it"
         if before is None:
             _new_entry(L, sh, blocks, odd)
-        eblocks[order] = kept
+        if kept is not before:
+            eblocks[order] = kept
+        sh.esum += n - elen.get(order, 0)
         elen[order] = n
-        sh.esum += n
     return None
 
 
@@ -530,6 +546,13 @@ def _evicted(L: Ledger, sh: Shadow, odd: list[int]) -> None:
     of one eviction were cached blocks at the last check, mostly: tested in C at once.)"""
     ref, bhash, sharers, seen, tf = L.ref, L.bhash, L.sharers, sh.seen, L.tf
     n = len(tf)
+    if n == 1:  # (most: a decode step's one block) a cached block before, free now
+        b = tf[0]
+        if seen[b] == 1 and not ref[b] and bhash[b] == NONE and b not in sharers:
+            seen[b] = 0
+            sh.registered -= 1
+            sh.cached -= 1
+            return
     if n > 1 and len(set(tf)) == n and (not sharers or sharers.keys().isdisjoint(tf)):
         get = itemgetter(*tf)  # (each once: a block evicted, taken, evicted is the loop's)
         if get(seen).count(1) == n and get(bhash).count(NONE) == n and not any(get(ref)):
