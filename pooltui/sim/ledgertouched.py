@@ -12,16 +12,26 @@ the cost of its case; a block a case cannot vouch for, and a block noted alone, 
 whole block check (`_blocks`). It says what `ledgercheck.check`, the oracle, says of the
 same changes (tests/sim/test_ledger_kept.py breaks each case on purpose). It reads the
 ledger and the tables, and writes only the shadow and the ledger's notes; it never emits.
+
+Compiled (mypyc, `COMPILED`), a pass in C is a generic call per block, dearer than a
+native loop: there the parts take loops instead (their per-block loops; a long span's and
+a release's, `_span_native` and `_released_native`), and only the hashes keep their pass
+(tests/sim/test_ledger_paths.py runs both paths on the same states).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from operator import itemgetter
-from typing import Protocol
+from typing import Final, Protocol, cast
 
 from pooltui.sim.content import Content
 from pooltui.sim.ledger import NONE, Ledger, Table
+
+# Whether this module runs compiled (mypyc), which takes loops where the pure build takes
+# passes in C (the docstring says why). Set once at import; `__file__` is read through
+# globals(): older mypyc sets it only after the module's body has run.
+COMPILED: Final = not str(globals().get("__file__") or "").endswith(".py")
 
 
 def copies_broken(
@@ -307,6 +317,8 @@ def _span_in_c(
     finds most (held by t alone at its index, of its content; registered with its hash
     below t.nreg, unregistered past it; no copies anywhere): the shadow's codes set and
     the changes to its sums (refs, registered, allocated, cached); else None, the loop's."""
+    if COMPILED:
+        return _span_native(L, seen, t, lo, top, n)
     span = t.blocks[lo:top]
     m, r = top - lo, max(0, min(top, t.nreg) - lo)  # blocks, of which registered
     get = itemgetter(*span)
@@ -333,6 +345,53 @@ def _span_in_c(
     for b in span[r:]:
         seen[b] = 2
     return m - c2 - c3, r - c1 - c3, c0 + c1, -c1
+
+
+def _span_native(
+    L: Ledger, seen: list[int], t: Table, lo: int, top: int, n: int
+) -> tuple[int, int, int, int] | None:
+    """`_span_in_c` as one native loop, the compiled build's (its passes in C are generic
+    calls there, dearer than the loop): the same blocks vouched for, the same changes. The
+    hashes are read as the objects stored (an `int` read is boxed anew for each lookup)."""
+    blocks, bidx, owner, ref, bcontent = t.blocks, L.bidx, L.owner, L.ref, L.bcontent
+    hid, content, sharers = t.hid, t.content, L.sharers
+    reg = min(top, t.nreg)  # [lo, reg) registered, [reg, top) not
+    want = cast("list[object]", content.hashes(L.block, lo, reg) if reg > lo else [])
+    bhash, table = cast("list[object]", L.bhash), cast("dict[object, int]", L.table)
+    c0 = c1 = c2 = c3 = 0  # the blocks' codes before
+    for j in range(lo, top):
+        b = blocks[j]
+        if (
+            not 0 <= b < n
+            or bidx[b] != j
+            or owner[b] != hid
+            or ref[b] != 1
+            or bcontent[b] is not content
+            or (sharers and b in sharers)
+        ):
+            return None
+        h = bhash[b]
+        if j < reg:
+            first = table.get(h)
+            if first is None or first != b or h != want[j - lo]:
+                return None
+        elif h != NONE:
+            return None
+        code = seen[b]
+        if code == 0:
+            c0 += 1
+        elif code == 1:
+            c1 += 1
+        elif code == 2:
+            c2 += 1
+        elif code == 3:
+            c3 += 1
+        else:  # (a block held twice before: the loop's)
+            return None
+    for j in range(lo, top):
+        seen[blocks[j]] = 3 if j < reg else 2
+    r = max(0, reg - lo)
+    return top - lo - c2 - c3, r - c1 - c3, c0 + c1, -c1
 
 
 def _table_words(L: Ledger, t: Table, nt: int) -> str:
@@ -461,15 +520,18 @@ def _entries(L: Ledger, sh: Shadow, odd: list[int]) -> str | None:
             else:
                 now = set(blocks)
                 look, kept = (now - set(before)) | (now & tb), list(blocks)
-        # Each looked-at block cached in this entry: counted in C, then worded one by one.
+        # Each looked-at block cached in this entry: counted in C (compiled: looped), then
+        # worded one by one.
         nl = len(look)
         fine = True
-        if nl > 1:
+        if nl > 1 and not COMPILED:
             get = itemgetter(*look)
             fine = get(bentry).count(order) == get(ref).count(0) == nl and NONE not in get(bhash)
         elif nl:
-            b = next(iter(look))
-            fine = bentry[b] == order and ref[b] == 0 and bhash[b] != NONE
+            for b in look:
+                if bentry[b] != order or ref[b] != 0 or bhash[b] == NONE:
+                    fine = False
+                    break
         if not fine:
             for b in blocks:  # the first, in the full check's words
                 if bentry[b] != order or ref[b] != 0 or bhash[b] == NONE:
@@ -494,6 +556,8 @@ def _new_entry(L: Ledger, sh: Shadow, blocks: list[int], odd: list[int]) -> None
         return
     n = len(blocks)
     if n > 8 and not more:  # a release's: its content's blocks 0.. in chain order, in C
+        if COMPILED and _released_native(L, sh, blocks):
+            return
         get = itemgetter(*blocks)
         cs, js, hs = get(bcontent), get(bidx), list(get(bhash))
         c, j0 = cs[0], js[0]
@@ -540,6 +604,33 @@ def _new_entry(L: Ledger, sh: Shadow, blocks: list[int], odd: list[int]) -> None
     sh.moved(refs, registered, allocated, cached)
 
 
+def _released_native(L: Ledger, sh: Shadow, blocks: list[int]) -> bool:
+    """`_new_entry`'s passes in C as native loops, the compiled build's (as `_span_native`):
+    whether the blocks are their content's blocks j0.. in chain order, each registered
+    with its hash and listed, held by one table before; if so the shadow follows."""
+    bcontent, bidx, seen = L.bcontent, L.bidx, sh.seen
+    c = bcontent[blocks[0]]
+    j0, n = bidx[blocks[0]], len(blocks)
+    for k in range(n):
+        b = blocks[k]
+        if bcontent[b] is not c or bidx[b] != j0 + k or seen[b] != 3:
+            return False
+    if c is None:
+        return False
+    want = cast("list[object]", c.hashes(L.block, j0, j0 + n))
+    bhash, table = cast("list[object]", L.bhash), cast("dict[object, int]", L.table)
+    for k in range(n):
+        b = blocks[k]
+        h = bhash[b]
+        first = table.get(h)
+        if first is None or first != b or h != want[k]:
+            return False
+    for b in blocks:
+        seen[b] = 1
+    sh.moved(-n, 0, -n, n)
+    return True
+
+
 def _evicted(L: Ledger, sh: Shadow, odd: list[int]) -> None:
     """The evicted blocks (`Ledger.tf`): free now (count 0, unregistered, no holders) each
     becomes so in the shadow; any other (taken again since, say) goes to `odd`. (Those
@@ -553,7 +644,12 @@ def _evicted(L: Ledger, sh: Shadow, odd: list[int]) -> None:
             sh.registered -= 1
             sh.cached -= 1
             return
-    if n > 1 and len(set(tf)) == n and (not sharers or sharers.keys().isdisjoint(tf)):
+    if (
+        n > 1
+        and not COMPILED
+        and len(set(tf)) == n
+        and (not sharers or sharers.keys().isdisjoint(tf))
+    ):
         get = itemgetter(*tf)  # (each once: a block evicted, taken, evicted is the loop's)
         if get(seen).count(1) == n and get(bhash).count(NONE) == n and not any(get(ref)):
             for b in tf:
