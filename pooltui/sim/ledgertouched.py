@@ -13,10 +13,9 @@ whole block check (`_blocks`). It says what `ledgercheck.check`, the oracle, say
 same changes (tests/sim/test_ledger_kept.py breaks each case on purpose). It reads the
 ledger and the tables, and writes only the shadow and the ledger's notes; it never emits.
 
-Compiled (mypyc, `COMPILED`), a pass in C is a generic call per block, dearer than a
-native loop: there the parts take loops instead (their per-block loops; a long span's and
-a release's, `_span_native` and `_released_native`), and only the hashes keep their pass
-(tests/sim/test_ledger_paths.py runs both paths on the same states).
+Compiled (mypyc, `COMPILED`), a pass in C is a generic call a block, dearer than a native
+loop: the parts loop there (`_span_native`, `_released_native`), only the hashes keep
+their pass (tests/sim/test_ledger_paths.py runs both paths on the same states).
 """
 
 from __future__ import annotations
@@ -28,9 +27,8 @@ from typing import Final, Protocol, cast
 from pooltui.sim.content import Content
 from pooltui.sim.ledger import NONE, Ledger, Table
 
-# Whether this module runs compiled (mypyc), which takes loops where the pure build takes
-# passes in C (the docstring says why). Set once at import; `__file__` is read through
-# globals(): older mypyc sets it only after the module's body has run.
+# Whether this module runs compiled (mypyc; the docstring says why it matters), set once
+# at import; `__file__` read through globals(): older mypyc sets it after the body runs.
 COMPILED: Final = not str(globals().get("__file__") or "").endswith(".py")
 
 
@@ -350,9 +348,8 @@ def _span_in_c(
 def _span_native(
     L: Ledger, seen: list[int], t: Table, lo: int, top: int, n: int
 ) -> tuple[int, int, int, int] | None:
-    """`_span_in_c` as one native loop, the compiled build's (its passes in C are generic
-    calls there, dearer than the loop): the same blocks vouched for, the same changes. The
-    hashes are read as the objects stored (an `int` read is boxed anew for each lookup)."""
+    """`_span_in_c` as one native loop, the compiled build's: the same blocks vouched for,
+    the same changes; hashes read as the objects stored (an `int` read is boxed anew)."""
     blocks, bidx, owner, ref, bcontent = t.blocks, L.bidx, L.owner, L.ref, L.bcontent
     hid, content, sharers = t.hid, t.content, L.sharers
     reg = min(top, t.nreg)  # [lo, reg) registered, [reg, top) not
@@ -520,8 +517,7 @@ def _entries(L: Ledger, sh: Shadow, odd: list[int]) -> str | None:
             else:
                 now = set(blocks)
                 look, kept = (now - set(before)) | (now & tb), list(blocks)
-        # Each looked-at block cached in this entry: counted in C (compiled: looped), then
-        # worded one by one.
+        # Each looked-at block cached in this entry: counted in C (compiled: a loop), worded.
         nl = len(look)
         fine = True
         if nl > 1 and not COMPILED:
