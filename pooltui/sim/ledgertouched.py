@@ -547,7 +547,7 @@ def _new_entry(L: Ledger, sh: Shadow, blocks: list[int], odd: list[int]) -> None
     vouch for goes to `odd`. The shadow's codes and totals follow."""
     bhash, bidx, bcontent, table, more = L.bhash, L.bidx, L.bcontent, L.table, L.more
     block, seen = L.block, sh.seen
-    if not L.sharers.keys().isdisjoint(blocks):  # (a cached block has no holders)
+    if L.sharers and not L.sharers.keys().isdisjoint(blocks):  # (cached: no holders)
         odd.extend(blocks)
         return
     n = len(blocks)
