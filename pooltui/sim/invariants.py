@@ -11,8 +11,8 @@ Two checks of the same invariants, with the same words:
   event touched (the holds the rules recorded in the `Watch`, the blocks, entries and
   tables each ledger noted) and compares each pool's figures with those the watch keeps
   by deltas, so an event costs what it changed plus O(1) per pool and stage member. It
-  runs one check per concern (`CONCERNS`: the holds, queues, stages and sessions here;
-  the ledgers' blocks in `ledgercheck`).
+  runs one check per concern (`CONCERNS`: the holds, queues, stages, links, reloads in
+  flight and sessions here; the ledgers' blocks in `ledgercheck`).
 
 Neither changes what the simulation reads (the per-event check empties the ledgers' notes
 of what changed), so they can run after any event, at any moment of an action; halting
