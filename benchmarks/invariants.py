@@ -15,7 +15,9 @@ event touched (`invariants.check_event`, what `pooltui run` and the debugger do)
 checked by the full count after every event (`invariants.check`, the tests' oracle: the
 engine without its watch, as before the per-event check). Prints CPU seconds of this
 process (the best of --repeat runs, the ways taking turns: the machine may be shared),
-microseconds per event and the ratio to invariants off.
+microseconds per event and the ratio to invariants off; from 3 turns on, also the median
+and range of each turn's own ratio (its runs back to back share the machine's load, where
+two bests may come from moments minutes apart).
 
 CPU time on a shared or virtual machine drifts by tens of percent within minutes, more
 than a change to the check moves it. `--instructions` counts instead: each way run once
@@ -31,6 +33,7 @@ import argparse
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -146,11 +149,15 @@ def main(argv: list[str]) -> int:
             print(f"{spec.name}, {mode}:", flush=True)
             # The ways take turns, so a change in the machine's load hits them alike.
             best = dict.fromkeys(ways, float("inf"))
+            pairs: list[float] = []  # per event / off, of each turn (run back to back)
             events = 0
             for _ in range(args.repeat):
+                took = {}
                 for way in ways:
                     secs, events = timed(program, way, fast)
                     best[way] = min(best[way], secs)
+                    took[way] = secs
+                pairs.append(took["per event"] / took["off"])
             for way in ways:
                 secs = best[way]
                 print(
@@ -162,4 +169,10 @@ def main(argv: list[str]) -> int:
                 ratio = best["per event"] / best["off"]
                 verdict = "met" if ratio <= AIM else "not met"
                 print(f"  aim (issue 13): per event within {AIM}x of off: {verdict} ({ratio:.2f}x)")
+            if len(pairs) > 2:  # (the bests above may come from moments of different load)
+                pairs.sort()
+                print(
+                    f"  each turn's own ratio (its two runs back to back): median "
+                    f"{statistics.median(pairs):.2f}x, from {pairs[0]:.2f}x to {pairs[-1]:.2f}x"
+                )
     return 0
