@@ -254,15 +254,7 @@ def _kind(message: str) -> str:
 
 def violation(s: State, watch: Shadows | None = None) -> Violation | None:
     """`check_state` as a `Violation` naming the pool and the §4 invariant broken."""
-    if watch is not None and watch.ready is not None:  # (`check_state`'s first step)
-        broken = _check_ready(s, watch, watch.ready)
-        if broken is None:
-            return None
-        if broken is _NOT_READY:
-            watch.ready = None
-            broken = check_state(s, watch)
-    else:
-        broken = check_state(s, watch)
+    broken = check_state(s, watch)
     if broken is None:
         return None
     p = s.pools[broken[0]]
