@@ -97,8 +97,9 @@ def check(ledger: Ledger, holds: Iterable[Table]) -> str | None:
     if in_entries != cached:
         return f"entries hold {in_entries} blocks but {cached} are cached"
     # With no copies anywhere (most ledgers) each listed block registered with its hash
-    # is one pass in C; else, or when one is not, hash by hash (the words).
-    if more or list(map(bhash.__getitem__, table.values())) != list(table):
+    # is one pass in C; else, or when one is not (or is no block), hash by hash (the words).
+    firsts = list(table.values())
+    if more or max(firsts, default=-1) >= n or list(map(bhash.__getitem__, firsts)) != list(table):
         for h, first in table.items():
             broken = copies_broken(bhash, h, first, more.get(h))
             if broken is not None:

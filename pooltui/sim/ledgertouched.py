@@ -2,21 +2,20 @@
 the event changed: `check_touched` and the figures it keeps.
 
 Owns `Shadow` (one pool's figures as the last check left them: each block's count and
-whether it was registered, the totals they make, each entry's length and blocks, each
-table holding blocks by hold id and its length) and `check_touched` (the blocks, entries,
-hashes and tables the ledger noted as changed since, `Ledger.tb` / `tf` / `te` / `th` /
-`tt`, checked and the shadow brought up to date; then forgotten). Each block is looked at
-once, by what names it: the span of the table that took or registered it (`_tables`), the
-new entry its release cached it in (`_new_entry`), the evicted list (`_evicted`), each at
-the cost of its case; a block a case cannot vouch for, and a block noted alone, get the
-whole block check (`_blocks`). It says what `ledgercheck.check`, the oracle, says of the
-same changes (tests/sim/test_ledger_kept.py breaks each case on purpose). It reads the
-ledger and the tables, and writes only the shadow and the ledger's notes; it never emits.
+registration, their totals, each entry's length and blocks, each table holding blocks by
+hold id and its length) and `check_touched` (what the ledger noted as changed since,
+`Ledger.tb` / `tf` / `te` / `th` / `tt`, checked, the shadow brought up to date, the notes
+forgotten). Each block is looked at once, by what names it: the span of the table that
+took or registered it (`_tables`), the new entry its release cached it in (`_new_entry`),
+the evicted list (`_evicted`), each at the cost of its case; a block a case cannot vouch
+for, and a block noted alone, get the whole block check (`_blocks`). It says what
+`ledgercheck.check`, the oracle, says of the same changes (tests/sim/test_ledger_kept.py
+breaks each case on purpose). It reads the ledger and the tables, and writes only the
+shadow and the ledger's notes; it never emits.
 
 Compiled (mypyc, `COMPILED`), a pass in C is a generic call a block, dearer than a native
-loop: the parts loop there (`_span_native`, `_released_native`), only the hashes keep
-their pass (tests/sim/test_ledger_paths.py runs both paths on the same states).
-"""
+loop: the parts loop there (`_span_native`, `_released_native`), only the hashes keep their
+pass (tests/sim/test_ledger_paths.py runs both paths on the same states)."""
 
 from __future__ import annotations
 
@@ -40,9 +39,8 @@ def copies_broken(
     if later is not None and not later:
         return "an empty copy list in the hash table"
     copies = ([] if first is None else [first]) + (later or [])
-    if first is None and later is None:
-        return None
-    if first is not None and all(bhash[b] == h for b in copies) and len(set(copies)) == len(copies):
+    fine = all(0 <= b < len(bhash) and bhash[b] == h for b in copies)  # (past bhash: no block)
+    if not copies or (first is not None and fine and len(set(copies)) == len(copies)):
         return None
     return f"hash table lists block {copies} under a hash one is not registered with"
 
@@ -193,11 +191,13 @@ def _hashes(L: Ledger, th: set[int]) -> str | None:
         firsts = list(map(table.get, th))
         if firsts.count(None) == len(firsts):
             return None
-        if None not in firsts and list(map(bhash.__getitem__, firsts)) == list(th):  # type: ignore[arg-type]
-            return None
+        if None not in firsts:  # (an id past the arrays is no block: the loop names it)
+            ids = cast("list[int]", firsts)
+            if max(ids) < len(bhash) and list(map(bhash.__getitem__, ids)) == list(th):
+                return None
     for h in th:
         first = table.get(h)
-        if h not in more and (first is None or bhash[first] == h):
+        if h not in more and (first is None or (first < len(bhash) and bhash[first] == h)):
             continue  # (most: one copy, or none left)
         broken = copies_broken(bhash, h, first, more.get(h))
         if broken is not None:

@@ -767,6 +767,10 @@ def _unlisted(L: Ledger, ts: list[Table]) -> None:
     del L.table[L.bhash[5]]
 
 
+def _stray_first(L: Ledger, ts: list[Table]) -> None:
+    L.table[777] = 99  # a hash listing a block id never used (past the per-block arrays)
+
+
 def _dups(L: Ledger, ts: list[Table]) -> None:
     L.dups = 0
 
@@ -810,6 +814,7 @@ BREAKS = [
     (_lost, "entries hold 1 blocks but 2 are cached"),
     (_wrong_list, "hash table lists block [0, 5] under a hash"),
     (_empty_list, "an empty copy list"),
+    (_stray_first, "hash table lists block [99] under a hash one is not registered with"),
     (_content, "block 5: registered hash differs from its content's"),
     (_unlisted, "block 5: registered but not in the hash table"),
     (_dups, "dups is 0 but the hash table has 1"),
