@@ -263,7 +263,10 @@ class Content:
         return out
 
     def block_hash(self, j: int, block: int) -> int:
-        """Block j's identity in a pool of block `block`: the prefix [0, (j + 1)·block)."""
+        """Block j's identity in a pool of block `block`: the prefix [0, (j + 1)·block).
+        A negative j names no block: -1, no hash (the ledger checks compare a corrupt index)."""
+        if j < 0:
+            return -1
         if block == self.bh_block and j < len(self.bh):
             return self.bh[j]
         return self.hashes(block, j, j + 1)[0]

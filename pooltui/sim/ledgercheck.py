@@ -18,7 +18,8 @@ from collections.abc import Iterable
 
 from pooltui.sim.events import Violation
 from pooltui.sim.ledger import NONE, Ledger, Table
-from pooltui.sim.ledgertouched import Shadow, check_touched, copies_broken
+from pooltui.sim.ledgertouched import Shadow, check_touched
+from pooltui.sim.ledgerwords import copies_broken
 from pooltui.sim.state import State
 
 
@@ -91,7 +92,7 @@ def check(ledger: Ledger, holds: Iterable[Table]) -> str | None:
         if e.order != order or not e.blocks:
             return f"entry {order}: misfiled or empty"
         for b in e.blocks:
-            if bentry[b] != order or ref[b] != 0 or bhash[b] == NONE:
+            if not 0 <= b < n or bentry[b] != order or ref[b] != 0 or bhash[b] == NONE:
                 return f"entry {order}: block {b} is not a cached block of it"
     in_entries = sum(len(e.blocks) for e in L.entries.values())
     if in_entries != cached:

@@ -25,24 +25,11 @@ from typing import Final, Protocol, cast
 
 from pooltui.sim.content import Content
 from pooltui.sim.ledger import NONE, Ledger, Table
+from pooltui.sim.ledgerwords import copies_broken, span_block, table_words
 
 # Whether this module runs compiled (mypyc; the docstring says why it matters), set once
 # at import; `__file__` read through globals(): older mypyc sets it after the body runs.
 COMPILED: Final = not str(globals().get("__file__") or "").endswith(".py")
-
-
-def copies_broken(
-    bhash: list[int], h: int, first: int | None, later: list[int] | None
-) -> str | None:
-    """What is wrong with the copies listed under hash h (the first, the later ones), if
-    anything: each registered with h, none twice, a first copy before any later one."""
-    if later is not None and not later:
-        return "an empty copy list in the hash table"
-    copies = ([] if first is None else [first]) + (later or [])
-    fine = all(0 <= b < len(bhash) and bhash[b] == h for b in copies)  # (past bhash: no block)
-    if not copies or (first is not None and fine and len(set(copies)) == len(copies)):
-        return None
-    return f"hash table lists block {copies} under a hash one is not registered with"
 
 
 class Tables(Protocol):
@@ -210,8 +197,8 @@ def _tables(L: Ledger, sh: Shadow, tables: Tables, n: int, odd: list[int]) -> st
     spans, the registrations; each one's length and their sum follow. A block in a span
     that this table alone holds, with this table's content, is checked here whole (what
     `_blocks` would check of it, from the table's side); any other goes to `odd`. (Each
-    test is one condition on the way every table and block passes; `_table_words` and
-    `_span_block` say what failed.)"""
+    test is one condition on the way every table and block passes; `table_words` and
+    `span_block` say what failed.)"""
     bhash, bidx, owner, sharers = L.bhash, L.bidx, L.owner, L.sharers
     block, tabs, tlen, tlo, thi = L.block, sh.tabs, sh.tlen, L.tlo, L.thi
     ref, bcontent, table, more, seen = L.ref, L.bcontent, L.table, L.more, sh.seen
@@ -226,7 +213,7 @@ def _tables(L: Ledger, sh: Shadow, tables: Tables, n: int, odd: list[int]) -> st
             or t.nreg > nt
             or (kept is not t and nt and tables.get(hid) is not t)
         ):
-            return _table_words(L, t, nt)
+            return table_words(L, t, nt)
         if lo == hi and nt and tlen.get(hid) == nt:
             continue  # only its size changed (its blocks, registrations, holders did not)
         nreg = t.nreg
@@ -252,7 +239,7 @@ def _tables(L: Ledger, sh: Shadow, tables: Tables, n: int, odd: list[int]) -> st
                 or b in sharers
                 or bcontent[b] is not content
             ):
-                broken = _span_block(L, t, j, b, n)
+                broken = span_block(L, t, j, b, n)
                 if broken is not None:
                     return broken
                 odd.append(b)  # (shared, say: the whole check looks at each holder)
@@ -263,7 +250,7 @@ def _tables(L: Ledger, sh: Shadow, tables: Tables, n: int, odd: list[int]) -> st
             h = bhash[b]
             if h == NONE:
                 if j < nreg:
-                    return _span_block(L, t, j, b, n)
+                    return span_block(L, t, j, b, n)
                 code = 2
             else:
                 end = (j + 1) * block
@@ -275,7 +262,7 @@ def _tables(L: Ledger, sh: Shadow, tables: Tables, n: int, odd: list[int]) -> st
                     else content.block_hash(j, block)
                 ):
                     if j < nreg:
-                        return _span_block(L, t, j, b, n)
+                        return span_block(L, t, j, b, n)
                     odd.append(b)
                     continue
                 if table.get(h) != b and b not in more.get(h, ()):
@@ -391,32 +378,6 @@ def _span_native(
     return top - lo - c2 - c3, r - c1 - c3, c0 + c1, -c1
 
 
-def _table_words(L: Ledger, t: Table, nt: int) -> str:
-    """What is wrong with touched table t as a whole, in the full check's words."""
-    if nt != L.nb(t.size):
-        return f"hold {t.hid}: {t.size} units in {nt} blocks, not {L.nb(t.size)}"
-    if t.nreg > nt:
-        return f"hold {t.hid}: {t.nreg} blocks registered of {nt}"
-    # (one kept is its hold's: checked when it came to hold blocks, and a hold that leaves
-    # holding blocks is the accounting check's to catch)
-    return f"hold {t.hid}: holds {nt} blocks but is no hold of this pool"
-
-
-def _span_block(L: Ledger, t: Table, j: int, b: int, n: int) -> str | None:
-    """What is wrong with table t's block j, b, from the table's side (as `check`), or
-    None when nothing is: the block is then the whole block check's (shared, say)."""
-    hid = t.hid
-    if not 0 <= b < n:
-        return f"hold {hid}: block {b} was never allocated"
-    if j < t.nreg and L.bhash[b] != t.content.block_hash(j, L.block):
-        return f"hold {hid}: block {j} (#{b}) is not registered with its content"
-    if L.bidx[b] != j:  # a block sits at its own index in every table holding it
-        return f"hold {hid}: block {j} (#{b}) is block {L.bidx[b]} of its content"
-    if L.owner[b] != hid and hid not in L.sharers.get(b, ()):
-        return f"hold {hid}: block {j} (#{b}) does not count it as a holder"
-    return None
-
-
 def _blocks(L: Ledger, sh: Shadow, tables: Tables, blocks: Iterable[int]) -> str | None:
     """The whole check of each of `blocks`; the shadow's per-block codes and totals follow
     (`Shadow.note`)."""
@@ -433,8 +394,9 @@ def _blocks(L: Ledger, sh: Shadow, tables: Tables, blocks: Iterable[int]) -> str
                     return f"block {b}: registered hash differs from its content's"
                 j = bidx[b]
                 bh = content.bh  # (its block hashes, when made for this block size)
-                if (bh[j] if content.bh_block == block and j < len(bh) else -1) != h and (
-                    content.block_hash(j, block) != h
+                if j < 0 or (  # (a negative index is no block of it: bh[j] would read one)
+                    (bh[j] if content.bh_block == block and j < len(bh) else -1) != h
+                    and content.block_hash(j, block) != h
                 ):
                     return f"block {b}: registered hash differs from its content's"
                 if table.get(h) != b and b not in L.more.get(h, ()):
@@ -520,17 +482,21 @@ def _entries(L: Ledger, sh: Shadow, odd: list[int]) -> str | None:
         # Each looked-at block cached in this entry: counted in C (compiled: a loop), worded.
         nl = len(look)
         fine = True
-        if nl > 1 and not COMPILED:
-            get = itemgetter(*look)
-            fine = get(bentry).count(order) == get(ref).count(0) == nl and NONE not in get(bhash)
-        elif nl:
-            for b in look:
-                if bentry[b] != order or ref[b] != 0 or bhash[b] == NONE:
-                    fine = False
-                    break
+        try:  # (an id past the arrays is no cached block: worded below)
+            if nl > 1 and not COMPILED:
+                get = itemgetter(*look)
+                fine = get(bentry).count(order) == get(ref).count(0) == nl
+                fine = fine and NONE not in get(bhash)
+            elif nl:
+                for b in look:
+                    if bentry[b] != order or ref[b] != 0 or bhash[b] == NONE:
+                        fine = False
+                        break
+        except IndexError:
+            fine = False
         if not fine:
             for b in blocks:  # the first, in the full check's words
-                if bentry[b] != order or ref[b] != 0 or bhash[b] == NONE:
+                if not 0 <= b < len(bentry) or bentry[b] != order or ref[b] or bhash[b] == NONE:
                     return f"entry {order}: block {b} is not a cached block of it"
         if before is None:
             _new_entry(L, sh, blocks, odd)
@@ -584,9 +550,18 @@ def _new_entry(L: Ledger, sh: Shadow, blocks: list[int], odd: list[int]) -> None
             total, panc = c.total, c.panc
         h, j = bhash[b], bidx[b]
         end = (j + 1) * block  # its content's hash of block j, as in `_tables`
-        if h != (
-            bh[j] if j < len(bh) else panc + end - total if end > total else c.block_hash(j, block)
-        ) or (table.get(h) != b and b not in more.get(h, ())):
+        if (
+            j < 0  # (no block of it: bh[j] would read one)
+            or h
+            != (
+                bh[j]
+                if j < len(bh)
+                else panc + end - total
+                if end > total
+                else c.block_hash(j, block)
+            )
+            or (table.get(h) != b and b not in more.get(h, ()))
+        ):
             odd.append(b)
             continue
         old = seen[b]

@@ -771,6 +771,14 @@ def _stray_first(L: Ledger, ts: list[Table]) -> None:
     L.table[777] = 99  # a hash listing a block id never used (past the per-block arrays)
 
 
+def _entry_stray(L: Ledger, ts: list[Table]) -> None:
+    L.entries[0].blocks.append(99)  # an id never used (past the per-block arrays)
+
+
+def _negative_index(L: Ledger, ts: list[Table]) -> None:
+    L.bidx[5] = -1  # cached block 5 (its content's only block) now claims index -1
+
+
 def _dups(L: Ledger, ts: list[Table]) -> None:
     L.dups = 0
 
@@ -815,6 +823,8 @@ BREAKS = [
     (_wrong_list, "hash table lists block [0, 5] under a hash"),
     (_empty_list, "an empty copy list"),
     (_stray_first, "hash table lists block [99] under a hash one is not registered with"),
+    (_entry_stray, "entry 0: block 99 is not a cached block of it"),
+    (_negative_index, "block 5: registered hash differs from its content's"),
     (_content, "block 5: registered hash differs from its content's"),
     (_unlisted, "block 5: registered but not in the hash table"),
     (_dups, "dups is 0 but the hash table has 1"),
