@@ -98,14 +98,19 @@ def check(ledger: Ledger, holds: Iterable[Table]) -> str | None:
     if in_entries != cached:
         return f"entries hold {in_entries} blocks but {cached} are cached"
     # With no copies anywhere (most ledgers) each listed block registered with its hash
-    # is one pass in C; else, or when one is not (or is no block), hash by hash (the words).
+    # is one pass in C; else, or when one is not (or is no block: past the arrays, or
+    # negative, which bhash[-1] would read), hash by hash (`copies_broken`, the words).
     firsts = list(table.values())
-    if more or max(firsts, default=-1) >= n or list(map(bhash.__getitem__, firsts)) != list(table):
+    if (
+        more
+        or not 0 <= min(firsts, default=0) <= max(firsts, default=0) < n
+        or list(map(bhash.__getitem__, firsts)) != list(table)
+    ):
         for h, first in table.items():
             broken = copies_broken(bhash, h, first, more.get(h))
             if broken is not None:
                 return broken
-    for h in more.keys() - L.table.keys():
+    for h in more.keys() - table.keys():
         return copies_broken(bhash, h, None, more[h])
     if content_broken is not None:
         return content_broken

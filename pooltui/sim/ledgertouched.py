@@ -178,13 +178,14 @@ def _hashes(L: Ledger, th: set[int]) -> str | None:
         firsts = list(map(table.get, th))
         if firsts.count(None) == len(firsts):
             return None
-        if None not in firsts:  # (an id past the arrays is no block: the loop names it)
+        if None not in firsts:  # (an id past the arrays, or negative, is no block: the loop's)
             ids = cast("list[int]", firsts)
-            if max(ids) < len(bhash) and list(map(bhash.__getitem__, ids)) == list(th):
+            inside = 0 <= min(ids) <= max(ids) < len(bhash)
+            if inside and list(map(bhash.__getitem__, ids)) == list(th):
                 return None
     for h in th:
         first = table.get(h)
-        if h not in more and (first is None or (first < len(bhash) and bhash[first] == h)):
+        if h not in more and (first is None or (0 <= first < len(bhash) and bhash[first] == h)):
             continue  # (most: one copy, or none left)
         broken = copies_broken(bhash, h, first, more.get(h))
         if broken is not None:
@@ -394,9 +395,8 @@ def _blocks(L: Ledger, sh: Shadow, tables: Tables, blocks: Iterable[int]) -> str
                     return f"block {b}: registered hash differs from its content's"
                 j = bidx[b]
                 bh = content.bh  # (its block hashes, when made for this block size)
-                if j < 0 or (  # (a negative index is no block of it: bh[j] would read one)
-                    (bh[j] if content.bh_block == block and j < len(bh) else -1) != h
-                    and content.block_hash(j, block) != h
+                if (bh[j] if content.bh_block == block and 0 <= j < len(bh) else -1) != h and (
+                    content.block_hash(j, block) != h  # (of a negative j: -1, no block of it)
                 ):
                     return f"block {b}: registered hash differs from its content's"
                 if table.get(h) != b and b not in L.more.get(h, ()):
@@ -550,18 +550,13 @@ def _new_entry(L: Ledger, sh: Shadow, blocks: list[int], odd: list[int]) -> None
             total, panc = c.total, c.panc
         h, j = bhash[b], bidx[b]
         end = (j + 1) * block  # its content's hash of block j, as in `_tables`
-        if (
-            j < 0  # (no block of it: bh[j] would read one)
-            or h
-            != (
-                bh[j]
-                if j < len(bh)
-                else panc + end - total
-                if end > total
-                else c.block_hash(j, block)
-            )
-            or (table.get(h) != b and b not in more.get(h, ()))
-        ):
+        if h != (  # (of a negative j, `block_hash` says -1: no block of it)
+            bh[j]
+            if 0 <= j < len(bh)
+            else panc + end - total
+            if end > total
+            else c.block_hash(j, block)
+        ) or (table.get(h) != b and b not in more.get(h, ())):
             odd.append(b)
             continue
         old = seen[b]

@@ -771,6 +771,10 @@ def _stray_first(L: Ledger, ts: list[Table]) -> None:
     L.table[777] = 99  # a hash listing a block id never used (past the per-block arrays)
 
 
+def _negative_first(L: Ledger, ts: list[Table]) -> None:
+    L.table[NONE] = -1  # a negative id listed (bhash[-1], a free block's, is NONE too)
+
+
 def _entry_stray(L: Ledger, ts: list[Table]) -> None:
     L.entries[0].blocks.append(99)  # an id never used (past the per-block arrays)
 
@@ -823,6 +827,7 @@ BREAKS = [
     (_wrong_list, "hash table lists block [0, 5] under a hash"),
     (_empty_list, "an empty copy list"),
     (_stray_first, "hash table lists block [99] under a hash one is not registered with"),
+    (_negative_first, "hash table lists block [-1] under a hash one is not registered with"),
     (_entry_stray, "entry 0: block 99 is not a cached block of it"),
     (_negative_index, "block 5: registered hash differs from its content's"),
     (_content, "block 5: registered hash differs from its content's"),
@@ -879,6 +884,20 @@ def test_each_invariant_broken_on_purpose_is_caught_by_the_check_of_what_changed
     _touch_everything(L, ts)
     assert check_touched(L, sh, tables) is not None
     assert not (L.tb or L.te or L.th or L.tt)  # what changed is forgotten once checked
+
+
+def test_a_negative_id_listed_where_no_hash_has_copies_is_named() -> None:
+    # A's 2 blocks (ids 0, 1), only block 0 registered: no copies anywhere, and the last
+    # used id's hash is NONE. A hash table listing id -1 under NONE lists no block
+    # (content-and-reload.md §4: each listed block registered with its hash), though
+    # Python's bhash[-1] would read NONE back.
+    L = Ledger(8, 4)
+    a, _ = admit(L, 1, Content(1), 8, 8)
+    L.register(a, 4)
+    assert (a.blocks, L.bhash[1], L.more) == ([0, 1], NONE, {})
+    ok(L, a)
+    L.table[NONE] = -1
+    assert check(L, [a]) == "hash table lists block [-1] under a hash one is not registered with"
 
 
 def test_a_missing_table_breaks_the_counts() -> None:
