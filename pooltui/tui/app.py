@@ -88,7 +88,16 @@ class PoolApp(App[int]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit", id="quit"),
         Binding("question_mark,f1", "help", "Help", id="help"),
-        Binding("ctrl+p", "command_palette", "Commands", id="command_palette", show=False),
+        # A priority binding, as the debugger's keys that open a box: the palette opens
+        # before the keys typed after it are handled (else `n` among them steps).
+        Binding(
+            "ctrl+p",
+            "command_palette",
+            "Commands",
+            id="command_palette",
+            show=False,
+            priority=True,
+        ),
     ]
 
     running: reactive[bool] = reactive(False, repaint=False)  # a repaint is the whole screen

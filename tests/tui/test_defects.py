@@ -166,6 +166,8 @@ async def test_the_marks_of_the_block_map_are_explained_and_whole() -> None:
 # a `p` among them (a step back on the debugger screen) went back instead.
 CHARS = {
     "enter": "\r",
+    "space": " ",
+    "ctrl+p": "\x10",
     "escape": "\x1b",
     "slash": "/",
     "left_parenthesis": "(",
