@@ -160,6 +160,19 @@ def never_made(moment: str | None, names: Names) -> str | None:
     return None
 
 
+def never_named(session: str, names: Names) -> str | None:
+    """Why `session` (`chat[99]`, of a class the spec has) is no session of the spec, as
+    `admit session=chat[99]` is refused, for the event log's filter; None when it may be
+    one. A class alone (`chat`) is a filter's, so it is never refused here."""
+    if not names.sessions or "[" not in session:
+        return None
+    try:
+        _can_fire("session", session, names)
+    except BreakpointError as exc:
+        return f"there is no session {session}: {exc.text.partition('can never fire: ')[2]}"
+    return None
+
+
 def parsed_again(
     breakpoints: Iterable[Breakpoint], parse: Callable[[str], Breakpoint]
 ) -> tuple[list[Breakpoint], list[str]]:

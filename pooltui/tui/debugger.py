@@ -26,6 +26,7 @@ from textual.widgets import Static, Tab, TabbedContent, TabPane, Tabs
 from pooltui.lang.errors import escaped, shown_line
 from pooltui.sim.events import MOMENTS, Event
 from pooltui.sim.snapshot import Snapshot
+from pooltui.tui.breakpoint_text import Names, never_made, never_named
 from pooltui.tui.colors import Palette, session_hex
 from pooltui.tui.driver import SimLike
 from pooltui.tui.messages import (
@@ -587,9 +588,20 @@ class DebuggerScreen(Screen[None]):
         self.app.push_screen(FilterScreen(self.filter_text, check), done)
 
     def _filter_check(self, text: str) -> tuple[frozenset[str], frozenset[str]]:
+        """The filter `text` says, or ValueError: an unknown word, and (as a breakpoint on
+        them is refused) a moment the spec never makes or a session it does not have, which
+        showed an empty log as if they had not happened yet."""
         program = getattr(self.sim, "program", None)
         classes = [c.name for c in getattr(program, "sessions", ())]
-        return parse_filter(text, MOMENTS, classes)
+        moments, sessions = parse_filter(text, MOMENTS, classes)
+        names = Names.of(program)
+        for said in (
+            *(never_made(moment, names) for moment in sorted(moments)),
+            *(never_named(session, names) for session in sorted(sessions)),
+        ):
+            if said is not None:
+                raise ValueError(said)
+        return moments, sessions
 
     def _set_filter(self, text: str) -> None:
         log = self.query_one(EventLog)

@@ -3,11 +3,17 @@ the edges of a run, of a dialog opening, of a reload; each pinned by what the us
 
 from __future__ import annotations
 
-from textual.command import CommandList, CommandPalette
-from textual.widgets import Input
+from pathlib import Path
 
-from tests.tui.conftest import SIZE, make_app, settle
+from textual.command import CommandList, CommandPalette
+from textual.widgets import Input, Static
+
+from pooltui.tui.app import PoolApp
+from pooltui.tui.screens import FilterScreen
+from tests.tui.conftest import SIZE, keys, make_app, settle, submit
 from tests.tui.test_defects import typed_at_once
+
+SMALL = str(Path(__file__).parent / "specs" / "small.pool")
 
 
 async def test_keys_typed_as_the_palette_opens_go_into_it() -> None:
@@ -37,3 +43,30 @@ async def test_keys_typed_as_the_palette_opens_go_into_it() -> None:
         )
         assert not isinstance(app.screen, CommandPalette)
         assert app.snapshot is not None and app.snapshot.event_index == 43
+
+
+async def test_the_filter_refuses_a_session_and_a_moment_that_never_occur() -> None:
+    """tests/tui/specs/small.pool has chat[0] to chat[7] and no pool that spills. As a
+    breakpoint (`admit session=chat[99]`, `spill`) and `] s` refuse them, the filter box
+    says why and stays open, where it used to show an empty log ("no event matches")
+    after a whole run, as if chat[99] had simply done nothing yet."""
+    app = PoolApp.from_spec(SMALL)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        for typed, said in (
+            ("chat[99]", "chat[0] to chat[7]"),
+            ("preempt chat[8]", "chat[0] to chat[7]"),
+            ("spill", "spill never happens here: no pool of this spec spills"),
+        ):
+            await keys(pilot, "slash")
+            await submit(pilot, typed)
+            assert isinstance(app.screen, FilterScreen), typed
+            error = str(app.screen.query_one("#filter-error", Static).content)
+            assert said in error, (typed, error)
+            await keys(pilot, "escape")
+            assert app.debugger is not None and app.debugger.filter_text == ""
+        # What can occur is taken as before.
+        await keys(pilot, "slash")
+        await submit(pilot, "preempt chat[7] chat")
+        assert app.screen is app.debugger
+        assert app.debugger.filter_text == "preempt chat[7] chat"
