@@ -10,10 +10,12 @@ from textual.widgets import Input, Static
 
 from pooltui.tui.app import PoolApp
 from pooltui.tui.screens import FilterScreen
+from pooltui.tui.widgets.timeline import GUTTER, Timeline
 from tests.tui.conftest import SIZE, keys, make_app, settle, submit
 from tests.tui.test_defects import typed_at_once
 
 SMALL = str(Path(__file__).parent / "specs" / "small.pool")
+VLLM = str(Path(__file__).parents[2] / "specs" / "vllm_v1.pool")
 
 
 async def test_keys_typed_as_the_palette_opens_go_into_it() -> None:
@@ -70,3 +72,26 @@ async def test_the_filter_refuses_a_session_and_a_moment_that_never_occur() -> N
         await submit(pilot, "preempt chat[7] chat")
         assert app.screen is app.debugger
         assert app.debugger.filter_text == "preempt chat[7] chat"
+
+
+async def test_the_timeline_draws_the_same_history_wherever_the_cursor_is() -> None:
+    """The strip is the pool's utilisation over the simulated time so far (README, the
+    timeline); the current moment is only highlighted. specs/vllm_v1.pool run to #40 (68
+    columns over 0.2 s: fewer samples than columns), then back to event 0 (a teacher
+    replaying for the class): every column keeps its bar. The columns after the cursor
+    that hold no sample of their own were drawn blank, a ragged strip of gaps over time
+    where the pool was in use, where the same columns were whole a moment before."""
+    app = PoolApp.from_spec(VLLM)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        app.send("goto", index=40)
+        await settle(pilot)
+        assert app.debugger is not None
+        timeline = app.debugger.query_one(Timeline)
+        at_end = timeline.render_line(0).text[GUTTER:]
+        # From the first admission's column on, a bar in every column.
+        assert " " not in at_end.strip(), at_end
+        app.send("goto", index=0)
+        await settle(pilot)
+        assert app.snapshot is not None and app.snapshot.event_index == 0
+        assert timeline.render_line(0).text[GUTTER:] == at_end

@@ -195,12 +195,12 @@ class Timeline(StylePerRepaint):
             bar = base + Style(color=pal.allocated)
             last = math.nan
             level = self.level
+            # A column with no sample of its own holds the last one, after the cursor as
+            # before it: what is drawn is the history so far, wherever the cursor stands.
             for col, (start, end) in enumerate(spans):
                 seen = [v for v in level[start:end] if v == v]  # NaN (no sample) is not
                 if seen:
                     last = max(seen)
-                elif col > now_col:
-                    last = math.nan
                 glyph = (
                     " "
                     if math.isnan(last)
