@@ -249,6 +249,8 @@ class DebuggerScreen(Screen[None]):
     ) -> None:
         super().__init__()
         self.carry = carry or {}  # the layout of the screen this one replaces (a reload)
+        # The view the user had when Details was brought forward (`show_details_text`).
+        self._chosen_view: str | None = None
         self.sim = sim
         self.spec_name = escaped(spec_name)  # a file name can hold terminal escapes
         program = getattr(sim, "program", None)
@@ -270,7 +272,13 @@ class DebuggerScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield StatusLine(id="status")
         yield Timeline(id="timeline")
-        yield Tabs(*(Tab(label, id=f"view-{name}") for name, label in VIEWS), id="views")
+        # The tabs open on the view a reload carries: opened on the first, their activation
+        # of it came after the carried view was set, and put Pools in front again.
+        yield Tabs(
+            *(Tab(label, id=f"view-{name}") for name, label in VIEWS),
+            active=f"view-{self.carry.get('view', self.view)}",
+            id="views",
+        )
         with Horizontal(id="main"):
             with Vertical(id="left"):
                 yield from self._top()
@@ -333,6 +341,8 @@ class DebuggerScreen(Screen[None]):
         self._apply_layout()
 
     def watch_view(self) -> None:
+        if self.view != "side":
+            self._chosen_view = None  # chosen by the user (or brought forward and left)
         self._apply_layout()
 
     def watch_teaching(self) -> None:
@@ -402,6 +412,8 @@ class DebuggerScreen(Screen[None]):
         """`text` in the Details tab, brought forward (a failure, a reload's errors)."""
         self.query_one("#details-body", DetailsBody).show_text(text)
         self.query_one(TabbedContent).active = "details"
+        if self.view != "side":
+            self._chosen_view = self.view
         self.show_view("side")
 
     @guarded
@@ -438,8 +450,10 @@ class DebuggerScreen(Screen[None]):
         self._apply_layout()
 
     def carry_state(self) -> dict[str, Any]:
-        """What a reload keeps of this screen: the panel shown, teaching, the log's filter."""
-        return {"view": self.view, "teaching": self.teaching, "filter": self.filter_text}
+        """What a reload keeps of this screen: the panel the user chose (not the Details
+        tab a reload's errors brought forward), teaching, the log's filter."""
+        view = self._chosen_view if self.view == "side" and self._chosen_view else self.view
+        return {"view": view, "teaching": self.teaching, "filter": self.filter_text}
 
     # -- what the footer shows follows the state the app sets
     def watch_snapshot(self) -> None:

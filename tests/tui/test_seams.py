@@ -4,9 +4,10 @@ the edges of a run, of a dialog opening, of a reload; each pinned by what the us
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from textual.command import CommandList, CommandPalette
-from textual.widgets import Input, Static
+from textual.widgets import Input, Static, Tabs
 
 from pooltui.tui.app import PoolApp
 from pooltui.tui.screens import FilterScreen
@@ -95,3 +96,55 @@ async def test_the_timeline_draws_the_same_history_wherever_the_cursor_is() -> N
         await settle(pilot)
         assert app.snapshot is not None and app.snapshot.event_index == 0
         assert timeline.render_line(0).text[GUTTER:] == at_end
+
+
+async def test_a_reload_at_80x24_keeps_the_panel_shown_and_the_filter(tmp_path: Path) -> None:
+    """ctrl+r reloads the spec in place (README): at 80x24, on the Queue tab, the Queue
+    tab stays in front; with the log filtered (`/ admit`, which shows the Events tab), the
+    filter stays and so does the tab. Both went back to the Pools tab."""
+    path = tmp_path / "spec.pool"
+    path.write_text(Path(SMALL).read_text())
+    app = PoolApp.from_spec(str(path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        app.send("goto", index=20)
+        await settle(pilot)
+        await keys(pilot, "v", "v")
+        assert app.debugger is not None and app.debugger.view == "queue"
+        await reload(pilot, app)
+        assert app.snapshot is not None and app.snapshot.event_index == 20
+        screen = app.debugger
+        assert screen.view == "queue"
+        assert screen.query_one("#queue").display and not screen.query_one("#pools").display
+        assert screen.query_one("#views", Tabs).active == "view-queue"
+        await keys(pilot, "slash")
+        await submit(pilot, "admit")
+        assert screen.view == "events"
+        await reload(pilot, app)
+        screen = app.debugger
+        assert screen.filter_text == "admit"
+        assert screen.view == "events"
+        assert screen.query_one("#events").display and not screen.query_one("#pools").display
+        assert screen.query_one("#views", Tabs).active == "view-events"
+        # A spec edited to an error shows its errors in Details; fixed and reloaded, the
+        # user is back on the panel they had chosen, not on the tab the errors took.
+        good = path.read_text()
+        path.write_text(good.replace("cap 256;", "cap 25x;"))
+        await keys(pilot, "ctrl+r")
+        assert screen.view == "side" and "does not compile" in str(app.stop)
+        path.write_text(good)
+        await reload(pilot, app)
+        screen = app.debugger
+        assert screen.view == "events" and screen.filter_text == "admit"
+        assert screen.query_one("#views", Tabs).active == "view-events"
+
+
+async def reload(pilot: Any, app: PoolApp) -> None:
+    old = app.sim
+    await keys(pilot, "ctrl+r")
+    for _ in range(300):  # a bound, not a duration
+        if app.sim is not old and app.debugger is not None and app.debugger.is_mounted:
+            break
+        await pilot.pause(0.01)
+    await settle(pilot)
+    assert app.stop is not None and app.stop.startswith("reloaded the spec"), app.stop
