@@ -9,6 +9,8 @@ from typing import Any
 from textual.command import CommandList, CommandPalette
 from textual.widgets import Input, Static, Tabs
 
+from pooltui.sim import Simulation
+from pooltui.sim.testing import break_pool
 from pooltui.tui.app import PoolApp
 from pooltui.tui.screens import FilterScreen
 from pooltui.tui.widgets.timeline import GUTTER, Timeline
@@ -148,3 +150,41 @@ async def reload(pilot: Any, app: PoolApp) -> None:
         await pilot.pause(0.01)
     await settle(pilot)
     assert app.stop is not None and app.stop.startswith("reloaded the spec"), app.stop
+
+
+def highlighted(timeline: Timeline, y: int) -> str:
+    """The glyph the timeline highlights (the current moment's column) on row y."""
+    cells = [
+        char
+        for segment in timeline.render_line(y)
+        if segment.style is not None and segment.style.reverse
+        for char in segment.text
+    ]
+    assert len(cells) == 1, cells
+    return cells[0]
+
+
+async def test_the_timelines_current_moment_is_on_its_own_mark() -> None:
+    """A halt is marked ■ on the timeline; at the halt the current moment's column is that
+    mark's column (highlighted ■), and at a preemption found by `] p` its ▲. On a short
+    run a bucket of time takes several columns, and the cursor stood in the column before
+    its bucket: beside the ■, on a plain ●."""
+    app = PoolApp.from_spec(SMALL)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await keys(pilot, "n", "n", "n")
+        assert isinstance(app.sim, Simulation)
+        break_pool(app.sim, "kv")  # the worker is idle: nothing else touches the simulation
+        await keys(pilot, "c")
+        assert app.snapshot is not None and app.snapshot.halted
+        assert app.debugger is not None
+        timeline = app.debugger.query_one(Timeline)
+        assert "■" in timeline.render_line(1).text
+        assert highlighted(timeline, 1) == "■"
+    app = PoolApp.from_spec(VLLM)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await keys(pilot, "right_square_bracket", "p")
+        assert app.snapshot is not None and app.snapshot.event_index == 53
+        assert app.debugger is not None
+        assert highlighted(app.debugger.query_one(Timeline), 1) == "▲"

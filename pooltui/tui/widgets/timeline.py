@@ -13,6 +13,7 @@ A bucket keeps the index of its first event of each mark, for a click to go to.
 from __future__ import annotations
 
 import math
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -184,8 +185,8 @@ class Timeline(StylePerRepaint):
         width = self.size.width
         base = self.line_style
         cols = self.columns()
-        now_col = self._column_of(self.now, cols)
         spans = self._column_spans(cols)
+        now_col = _column_of(self._bucket_of(self.now), spans)
         # Cells of one style are one segment: a cell each made the compositor split and
         # style 300 segments a frame.
         cells: list[tuple[str, Style]] = []
@@ -242,10 +243,8 @@ class Timeline(StylePerRepaint):
             segments.append(Segment("".join(run), run_style))
         return Strip(segments).crop_extend(0, width, base)
 
-    def _column_of(self, t: float, cols: int) -> int:
-        shown = self._shown_buckets()
-        bucket = min(BUCKETS - 1, int(t / self.span * BUCKETS)) if math.isfinite(t) else 0
-        return min(cols - 1, bucket * cols // shown) if shown else 0
+    def _bucket_of(self, t: float) -> int:
+        return min(BUCKETS - 1, int(t / self.span * BUCKETS)) if math.isfinite(t) else 0
 
     def time_at(self, x: int) -> float | None:
         """The simulated time under column x (content offset), or None (the gutter)."""
@@ -307,6 +306,16 @@ def timeline_expression(program: object, compile_expression: Callable[..., Any])
         return compile_expression(text, program) if text is not None else None
     except Exception:
         return None
+
+
+def _column_of(bucket: int, spans: list[tuple[int, int]]) -> int:
+    """The column that holds `bucket` (the first, when a bucket takes several columns):
+    the one its marks are drawn in. `bucket * cols // shown` was one column short of it
+    where the bucket's columns begin past that fraction: on a short run, whose buckets take
+    several columns each, the cursor stood beside its own ■."""
+    starts = [start for start, _ in spans]
+    col = max(0, bisect_right(starts, bucket) - 1)  # the last column starting by it
+    return bisect_left(starts, starts[col])  # the first column of that start
 
 
 def _earliest(a: int, b: int) -> int:
