@@ -251,6 +251,7 @@ class DebuggerScreen(Screen[None]):
         self.carry = carry or {}  # the layout of the screen this one replaces (a reload)
         # The view the user had when Details was brought forward (`show_details_text`).
         self._chosen_view: str | None = None
+        self._log_gave_focus = False  # the event log, hidden, gave its focus up
         self.sim = sim
         self.spec_name = escaped(spec_name)  # a file name can hold terminal escapes
         program = getattr(sim, "program", None)
@@ -387,8 +388,32 @@ class DebuggerScreen(Screen[None]):
         tabs = self.query_one("#views", Tabs)
         if tabs.active != f"view-{view}":
             tabs.active = f"view-{view}"
+        self._focus_what_is_shown(shown["events"])
         if self.details_shown():
             self.post_message(DetailsShown())
+
+    def _focus_what_is_shown(self, log_shown: bool) -> None:
+        """Keys act on what is on screen. The event log, behind its tab (80x24) or hidden
+        by teaching, gives the focus to the first widget shown in the panels (the block
+        map, the source, the notes), or to none: its keys moved a selection no one saw, showed that event's why under
+        another event's panels, and `enter` went there. It takes the focus back when it is
+        shown again, after giving it up, or on the Events tab."""
+        log = self.query_one(EventLog)
+        if log_shown:
+            if self._log_gave_focus or self.focused is None or (self.narrow and not self.teaching):
+                self._log_gave_focus = False
+                log.focus()
+            return
+        focused = self.focused
+        if focused is None or focused in self.focus_chain:
+            return  # nothing focused, or something on screen
+        # Not the tabs above the panels: their focus is drawn, and the keys are the panel's.
+        chain = [widget for widget in self.focus_chain if widget.id != "views"]
+        self._log_gave_focus = focused is log or self._log_gave_focus
+        if chain:
+            chain[0].focus()
+        else:
+            self.set_focus(None)
 
     @guarded
     def action_next_view(self) -> None:

@@ -188,3 +188,31 @@ async def test_the_timelines_current_moment_is_on_its_own_mark() -> None:
         assert app.snapshot is not None and app.snapshot.event_index == 53
         assert app.debugger is not None
         assert highlighted(app.debugger.query_one(Timeline), 1) == "▲"
+
+
+def why(app: PoolApp) -> str:
+    assert app.debugger is not None
+    return str(app.debugger.query_one("#why", Static).render())
+
+
+async def test_at_80x24_the_event_logs_keys_act_only_where_it_is_shown() -> None:
+    """At 80x24 the Pools tab is in front and the event log, behind its tab, is not on
+    screen: `home` then `enter` there must not move the log's hidden selection, put another
+    event's why under the block map, and go to event 0 unseen (they did). On the Events
+    tab they select and go, as the README says."""
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        app.send("goto", index=40)
+        await settle(pilot)
+        assert app.debugger is not None and app.debugger.view == "pools"
+        at_40 = why(app)
+        assert at_40.startswith("#40 ")
+        await keys(pilot, "home")
+        assert why(app) == at_40  # the why under the map is still the map's event's
+        await keys(pilot, "enter")
+        assert app.snapshot is not None and app.snapshot.event_index == 40
+        await keys(pilot, "v")
+        assert app.debugger.view == "events"
+        await keys(pilot, "home", "enter")
+        assert app.snapshot is not None and app.snapshot.event_index == 0
