@@ -1,4 +1,5 @@
-"""The main screen: the panels, the debugger's keys, and its commands in the palette.
+"""The main screen: the panels and the debugger's keys (its commands in the palette are
+`pooltui.tui.palette`'s).
 
 Its keys post messages (`pooltui.tui.messages`) that the app handles; it never imports the
 app. What it shows comes in through reactives the app sets: `snapshot` and `running` (which
@@ -16,7 +17,7 @@ from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.command import Provider
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.css.query import NoMatches
 from textual.reactive import reactive
@@ -41,6 +42,7 @@ from pooltui.tui.messages import (
     guarded,
     guarded_compose,
 )
+from pooltui.tui.palette import DebuggerCommands
 from pooltui.tui.prose import Notes, reflow
 from pooltui.tui.screens import (
     BreakpointsScreen,
@@ -74,59 +76,6 @@ def why_text(event: Event | None) -> Text:
     text.append(": ", Style(bold=True))
     text.append(event.why)
     return text
-
-
-class DebuggerCommands(Provider):
-    """The main actions in the command palette."""
-
-    COMMANDS: ClassVar[tuple[tuple[str, str, str], ...]] = (
-        ("Step one event", "step", "apply the next event (n, →)"),
-        ("Step one iteration", "step_iteration", "run to the next iteration-end (i)"),
-        ("Step back", "back", "go back one event (p, ←)"),
-        ("Continue", "continue", "run to a breakpoint, a violation, a deadlock or the end (c)"),
-        ("Reverse continue", "reverse_continue", "step back to a breakpoint or event 0 (C)"),
-        ("Go to event or time", "goto", "jump to an event index or a simulated time (g)"),
-        ("Run at speed", "run", "play events at the chosen speed (r)"),
-        ("Pause", "pause", "stop a run (space)"),
-        ("Breakpoints", "breakpoints", "add, disable, delete breakpoints (b)"),
-        ("Watches", "watches", "expressions shown at every step (w)"),
-        ("Help: keys", "app.help", "every binding (?, F1)"),
-        ("Filter the event log", "filter", "only some moments and/or sessions (/)"),
-        ("Reload the spec", "reload", "compile it again, keep breakpoints and watches (ctrl+r)"),
-        ("Teaching mode", "teach", "the spec's notes take the right side (t)"),
-        ("Next event of this session", "find(1, None, '.')", "the current event's session (] .)"),
-        ("Previous event of this session", "find(-1, None, '.')", "([ .)"),
-        *(
-            (f"Next {moment}", f"find(1, '{moment}')", f"the next {moment} event (] then a key)")
-            for moment in MOMENTS
-        ),
-        *(
-            (f"Previous {moment}", f"find(-1, '{moment}')", f"the previous {moment} event ([)")
-            for moment in MOMENTS
-        ),
-    )
-
-    def _callback(self, action: str) -> Callable[[], Any]:
-        screen = self.screen
-
-        def run() -> None:
-            if action.startswith("app."):
-                self.app.call_later(self.app.run_action, action[4:])
-            else:
-                self.app.call_later(screen.run_action, action)
-
-        return run
-
-    async def discover(self) -> Hits:
-        for name, action, help_text in self.COMMANDS:
-            yield DiscoveryHit(name, self._callback(action), help=help_text)
-
-    async def search(self, query: str) -> Hits:
-        matcher = self.matcher(query)
-        for name, action, help_text in self.COMMANDS:
-            score = matcher.match(name)
-            if score > 0:
-                yield Hit(score, matcher.highlight(name), self._callback(action), help=help_text)
 
 
 VIEWS = (

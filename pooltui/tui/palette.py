@@ -1,0 +1,64 @@
+"""The debugger's commands in the command palette (ctrl+p): its main actions, and the next
+and previous event of each moment, each run on the screen that opened the palette."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+
+from pooltui.sim.events import MOMENTS
+
+
+class DebuggerCommands(Provider):
+    """The main actions in the command palette."""
+
+    COMMANDS: ClassVar[tuple[tuple[str, str, str], ...]] = (
+        ("Step one event", "step", "apply the next event (n, →)"),
+        ("Step one iteration", "step_iteration", "run to the next iteration-end (i)"),
+        ("Step back", "back", "go back one event (p, ←)"),
+        ("Continue", "continue", "run to a breakpoint, a violation, a deadlock or the end (c)"),
+        ("Reverse continue", "reverse_continue", "step back to a breakpoint or event 0 (C)"),
+        ("Go to event or time", "goto", "jump to an event index or a simulated time (g)"),
+        ("Run at speed", "run", "play events at the chosen speed (r)"),
+        ("Pause", "pause", "stop a run (space)"),
+        ("Breakpoints", "breakpoints", "add, disable, delete breakpoints (b)"),
+        ("Watches", "watches", "expressions shown at every step (w)"),
+        ("Help: keys", "app.help", "every binding (?, F1)"),
+        ("Filter the event log", "filter", "only some moments and/or sessions (/)"),
+        ("Reload the spec", "reload", "compile it again, keep breakpoints and watches (ctrl+r)"),
+        ("Teaching mode", "teach", "the spec's notes take the right side (t)"),
+        ("Next event of this session", "find(1, None, '.')", "the current event's session (] .)"),
+        ("Previous event of this session", "find(-1, None, '.')", "([ .)"),
+        *(
+            (f"Next {moment}", f"find(1, '{moment}')", f"the next {moment} event (] then a key)")
+            for moment in MOMENTS
+        ),
+        *(
+            (f"Previous {moment}", f"find(-1, '{moment}')", f"the previous {moment} event ([)")
+            for moment in MOMENTS
+        ),
+    )
+
+    def _callback(self, action: str) -> Callable[[], Any]:
+        screen = self.screen
+
+        def run() -> None:
+            if action.startswith("app."):
+                self.app.call_later(self.app.run_action, action[4:])
+            else:
+                self.app.call_later(screen.run_action, action)
+
+        return run
+
+    async def discover(self) -> Hits:
+        for name, action, help_text in self.COMMANDS:
+            yield DiscoveryHit(name, self._callback(action), help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for name, action, help_text in self.COMMANDS:
+            score = matcher.match(name)
+            if score > 0:
+                yield Hit(score, matcher.highlight(name), self._callback(action), help=help_text)
