@@ -44,6 +44,7 @@ from pooltui.tui.details import (
     halt_text,
     lacks_view,
     reload_failed,
+    seen_session,
     shown_for,
     start_failure,
     status_fields,
@@ -88,16 +89,9 @@ class PoolApp(App[int]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("q", "quit", "Quit", id="quit"),
         Binding("question_mark,f1", "help", "Help", id="help"),
-        # A priority binding, as the debugger's keys that open a box: the palette opens
-        # before the keys typed after it are handled (else `n` among them steps).
         Binding(
-            "ctrl+p",
-            "command_palette",
-            "Commands",
-            id="command_palette",
-            show=False,
-            priority=True,
-        ),
+            "ctrl+p", "command_palette", "Commands", False, id="command_palette", priority=True
+        ),  # priority, as the keys that open a box: the palette gets the keys typed after it
     ]
 
     running: reactive[bool] = reactive(False, repaint=False)  # a repaint is the whole screen
@@ -121,6 +115,7 @@ class PoolApp(App[int]):
         self._frame_drawn.set()
         self.pacing = Pacing()  # the GIL, the garbage collector, the screen's cost per frame
         self.inspecting: tuple[Any, ...] | None = None  # ("session", id), ("block", pool, b)
+        self._seen: tuple[int, str, float] | None = None  # a session seen live (`seen_session`)
         self.queue_rows = QUEUE_ROWS  # the Queue panel's rows, planned in frames (`QueueShown`)
         self._details_due = False  # the Details tab is to be made when shown
         self.controller: Controller | None = self._new_controller(sim) if sim is not None else None
@@ -643,7 +638,8 @@ class PoolApp(App[int]):
             return
         stop, kind, error = self.stop, self.stop_kind, Style(color=self.palette.error)
         halted = partial(halt_text, stop, kind, self._failed, snap, self.error_text, error)
-        made = partial(details_text, snap, inspecting=self.inspecting)
+        self._seen = seen_session(snap, self.inspecting, self._seen)
+        made = partial(details_text, snap, inspecting=self.inspecting, seen=self._seen)
         body.show(lambda width: made(halted=halted(width)))  # made again at a new width
         if switch:
             screen.query_one(TabbedContent).active = "details"

@@ -174,15 +174,17 @@ def details_text(
     *,
     halted: Text | None,
     inspecting: tuple[Any, ...] | None,
+    seen: tuple[int, str, float] | None = None,
 ) -> Text:
-    """The Details tab: why it stopped (if it halted), what is inspected, the event."""
+    """The Details tab: why it stopped (if it halted), what is inspected (an inspected
+    session as `seen` while live: its id, name and arrival), the event."""
     text = Text()
     if halted is not None:
         text.append_text(halted)
         text.append("\n")
     if inspecting is not None:
         if inspecting[0] == "session":
-            text.append_text(inspect_session_text(snap, inspecting[1]))
+            text.append_text(inspect_session_text(snap, inspecting[1], *(seen or ())[1:]))
         else:
             _, pool, block = inspecting
             text.append_text(inspect_block_text(snap, pool, block))
@@ -198,6 +200,19 @@ def details_text(
             figures = "  ".join(f"{k}={figure(v)}" for k, v in ev.data)
             text.append(figures + "\n", "dim")
     return text
+
+
+def seen_session(
+    snap: Snapshot, inspecting: tuple[Any, ...] | None, seen: tuple[int, str, float] | None
+) -> tuple[int, str, float] | None:
+    """The inspected session's id, name and arrival as `snap` shows them while it is
+    live, else as last `seen`: Details names it, and says which, where it is not live."""
+    if inspecting is None or inspecting[0] != "session":
+        return None
+    view = next((s for s in snap.sessions if s.session_id == inspecting[1]), None)
+    if view is not None:
+        return (view.session_id, view.name, view.arrived)
+    return seen if seen is not None and seen[0] == inspecting[1] else None
 
 
 def figure(value: Any) -> str:

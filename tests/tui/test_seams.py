@@ -216,3 +216,34 @@ async def test_at_80x24_the_event_logs_keys_act_only_where_it_is_shown() -> None
         assert app.debugger.view == "events"
         await keys(pilot, "home", "enter")
         assert app.snapshot is not None and app.snapshot.event_index == 0
+
+
+async def test_an_inspected_session_that_is_not_live_is_named_and_said_which() -> None:
+    """Inspect chat[5] of specs/vllm_v1.pool while it runs, then go where it is not live:
+    Details names it (the debugger shows session ids nowhere: it read `session #5`) and
+    says whether it has not arrived yet or has ended, which the screen knows from its
+    arrival time (it read `not arrived yet, or ended`)."""
+    app = PoolApp.from_spec(VLLM)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.send("goto", index=500)  # chat[5] is admitted at #458
+        await settle(pilot)
+        assert app.snapshot is not None
+        # As a click on its row in the legend does.
+        (hold,) = [h for h in app.snapshot.pool("kv").holds if h.session == "chat[5]"]
+        app.action_inspect_session(hold.session_id)
+        await settle(pilot)
+        assert details(app).startswith("chat[5]  class chat")
+        app.send("goto", index=0)
+        await settle(pilot)
+        first = details(app).splitlines()[0]
+        assert first.startswith("chat[5] has not arrived yet"), first
+        await keys(pilot, "c")
+        assert app.snapshot is not None and app.snapshot.finished
+        first = details(app).splitlines()[0]
+        assert first.startswith("chat[5] has ended"), first
+        assert "session #" not in details(app)
+
+
+def details(app: PoolApp) -> str:
+    return str(app.screen.query_one("#details-body", Static).content)

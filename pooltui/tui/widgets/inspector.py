@@ -62,7 +62,14 @@ def inspect_block_text(snap: Snapshot, pool_label: str, block: int) -> Text:
     return text
 
 
-def inspect_session_text(snap: Snapshot, session_id: int | None, name: str | None = None) -> Text:
+def inspect_session_text(
+    snap: Snapshot,
+    session_id: int | None,
+    name: str | None = None,
+    arrived: float | None = None,
+) -> Text:
+    """A session's view; one not live at this event by its `name` and, from when it
+    `arrived` (both as seen while it was live), whether it has not arrived yet or ended."""
     text = Text()
     view = next((s for s in snap.sessions if s.session_id == session_id), None)
     if view is None:
@@ -71,7 +78,13 @@ def inspect_session_text(snap: Snapshot, session_id: int | None, name: str | Non
         if session_id is not None and not snap.covers(session_id):  # a frame brings it
             text.append(" …\n", "dim")
             return text
-        text.append(" is not live at this event (not arrived yet, or ended)\n", "dim")
+        if arrived is not None and snap.time < arrived:
+            said = f" has not arrived yet (it arrives at {number(arrived, 4)}s)"
+        elif arrived is not None and snap.time > arrived:
+            said = " has ended (it is not live at this event)"
+        else:
+            said = " is not live at this event (not arrived yet, or ended)"
+        text.append(said + "\n", "dim")
         for pool in snap.pools:
             for e in pool.entries:
                 if e.session_id == session_id:
