@@ -169,8 +169,8 @@ class Controller:
                 except Exception:
                     text = str(err)
                 return f"runtime error: {getattr(err, 'message', halted)}", "error", text
-            if sim.violation is not None:
-                return f"invariant violated: {halted}", "violation", None
+            if sim.violation is not None:  # its message alone: `halted` says "invariant broken" too
+                return f"invariant violated: {sim.violation.message}", "violation", None
             return halted, "halt", None
         if sim.finished:
             return "end of the simulation", "end", None

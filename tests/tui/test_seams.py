@@ -247,3 +247,23 @@ async def test_an_inspected_session_that_is_not_live_is_named_and_said_which() -
 
 def details(app: PoolApp) -> str:
     return str(app.screen.query_one("#details-body", Static).content)
+
+
+async def test_an_invariant_halt_says_which_invariant_once_at_80x24() -> None:
+    """A halt on the simulator's invariants: the status bar says which (README, a halt),
+    in as few words as it can at 80x24. It read `invariant violated: invariant broken: kv:
+    allocated is 4…`: the same thing twice, which left the figures out."""
+    app = PoolApp.from_spec(SMALL)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await keys(pilot, "n", "n", "n")
+        assert isinstance(app.sim, Simulation)
+        break_pool(app.sim, "kv")
+        await keys(pilot, "c")
+        snap = app.snapshot
+        assert snap is not None and snap.violation is not None
+        said = str(app.screen.query_one("#status", Static).content)
+        assert "invariant broken" not in said
+        # Which pool and which invariant, and its figures (the rest of them in Details).
+        assert "invariant violated: kv: allocated is 4 blocks but" in said, said
+        assert snap.violation.message.startswith("kv: allocated is 4 blocks but")
