@@ -677,7 +677,7 @@ class PoolApp(App[int]):
         else:
             self.send("watches", watches=watches)
         if self.debugger is not None and self.debugger.is_mounted:
-            self.debugger.query_one(TabbedContent).active = "watches"
+            self.debugger.show_tab("watches")  # in front at 80x24 too
 
     # ----------------------------------------------------------------- help, theme
     @guarded

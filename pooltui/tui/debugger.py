@@ -406,6 +406,12 @@ class DebuggerScreen(Screen[None]):
             timeline.palette = palette
             timeline.refresh()
 
+    def show_tab(self, tab: str) -> None:
+        """A side tab (Watches) brought forward; at 80x24 the side tab in front too, where
+        it was switched behind the panel shown (a watch added was nowhere to be seen)."""
+        self.query_one(TabbedContent).active = tab
+        self.show_view("side")
+
     def show_view(self, name: str) -> None:
         """In the narrow layout, bring a panel forward (the app shows Details this way)."""
         if self.narrow and not self.teaching:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from textual.command import CommandList, CommandPalette
-from textual.widgets import Input, Static, Tabs
+from textual.widgets import Input, Static, TabbedContent, Tabs
 
 from pooltui.sim import Simulation
 from pooltui.sim.testing import break_pool
@@ -267,3 +267,21 @@ async def test_an_invariant_halt_says_which_invariant_once_at_80x24() -> None:
         # Which pool and which invariant, and its figures (the rest of them in Details).
         assert "invariant violated: kv: allocated is 4 blocks but" in said, said
         assert snap.violation.message.startswith("kv: allocated is 4 blocks but")
+
+
+async def test_a_watch_added_at_80x24_is_in_front_when_its_box_closes() -> None:
+    """At 160x48 a watch added brings the Watches tab forward (`free(kv) = 512` beside the
+    map); at 80x24 the tab was switched behind the Pools tab, and the user closing the box
+    saw no watch anywhere. Now the side tab, on Watches, is in front, as the filter brings
+    the Events tab."""
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await keys(pilot, "n", "w")
+        await submit(pilot, "free(kv)")
+        await keys(pilot, "escape")
+        screen = app.debugger
+        assert screen is not None and app.screen is screen
+        assert screen.view == "side"
+        assert screen.query_one("#side").display and not screen.query_one("#pools").display
+        assert screen.query_one(TabbedContent).active == "watches"
