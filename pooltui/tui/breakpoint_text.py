@@ -43,6 +43,7 @@ class Names:
     # blocks with another hold. None: not known (no program), nothing refused for them.
     makes: tuple[tuple[str, tuple[str, ...]], ...] | None = None
     sharing: tuple[str, ...] | None = None
+    checks: int | None = None  # the spec's `check`s (`check-failed` needs one); None: not known
 
     def known(self) -> bool:
         return bool(self.pools or self.stages or self.classes)
@@ -66,6 +67,7 @@ class Names:
             tuple((s.name, int(getattr(s, "count", 1))) for s in stage_decls),
             _makes(pool_decls) if program is not None else None,
             _sharing(classes) if program is not None else None,
+            len(getattr(program, "checks", ())) if program is not None else None,
         )
 
 
@@ -118,6 +120,11 @@ def _moment_can_fire(bp: Breakpoint, names: Names) -> None:
     """A moment no pool of the spec makes, or a `shared` above 0 where no block is ever
     shared, can never fire: refuse it, saying what would make it."""
     moment = bp.moment or ""
+    if moment == "check-failed" and names.checks == 0:
+        raise BreakpointError(
+            "check-failed can never fire: this spec has no check (a user invariant, "
+            '`check "LABEL" (EXPR);`, tested after every settle)'
+        )
     base = bp.pool.split("[", 1)[0] if bp.pool is not None else None
     makers = dict(names.makes or ()).get(moment)
     if makers is not None:

@@ -285,3 +285,35 @@ async def test_a_watch_added_at_80x24_is_in_front_when_its_box_closes() -> None:
         assert screen.view == "side"
         assert screen.query_one("#side").display and not screen.query_one("#pools").display
         assert screen.query_one(TabbedContent).active == "watches"
+
+
+CHECK_FAILS = str(Path(__file__).parents[2] / "specs" / "halts" / "check_fails.pool")
+
+
+async def test_check_failed_on_a_spec_without_a_check_is_said_at_once() -> None:
+    """specs/vllm_v1.pool has no `check`, so it never makes a `check-failed` event: `] k`
+    says so at once and stays, as `] s` does where nothing spills (it searched the whole
+    run: minutes on specs/azure_conv.pool's hour of trace, to say `no check-failed after`);
+    the breakpoint and the filter refuse it. specs/halts/check_fails.pool takes them."""
+    app = PoolApp.from_spec(VLLM)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await keys(pilot, "n")
+        await keys(pilot, "right_square_bracket", "k")
+        assert app.stop is not None and app.stop.startswith(
+            "check-failed never happens here: this spec has no check"
+        ), app.stop
+        assert app.snapshot is not None and app.snapshot.event_index == 0
+        assert app.controller is not None and not app.running
+        await keys(pilot, "b")
+        await submit(pilot, "check-failed")
+        assert "check-failed can never fire" in str(
+            app.screen.query_one("#bp-error", Static).content
+        )
+        assert len(app.breakpoints) == 0
+    app = PoolApp.from_spec(CHECK_FAILS)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await keys(pilot, "right_square_bracket", "k")
+        assert app.snapshot is not None and app.snapshot.last_event is not None
+        assert app.snapshot.last_event.moment == "check-failed"
