@@ -161,3 +161,23 @@ def test_a_file_names_control_characters_are_escaped_where_it_is_named(
     _, err = capsys.readouterr()
     assert "\x1b" not in err
     assert f"cannot write {tmp_path / 'no such folder' / 't'}\\u001bx.jsonl" in err
+
+
+@pytest.mark.parametrize("command", ["tui", "check", "run", "render", "ir"])
+def test_each_commands_help_says_what_it_does_and_describes_every_argument(
+    capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    """Issue 13: `render --help` left options undescribed. Every command's own help opens
+    with a paragraph of what it does on SPEC and how it exits when it fails (more than its
+    one line in `pooltui -h`), and says what each argument is, SPEC included."""
+    import argparse
+
+    from pooltui.cli.main import build_parser
+
+    text = command_help(capsys, command)
+    paragraph = text.split(" positional arguments: ", 1)[0].split(" spec ", 1)[1]
+    assert "SPEC" in paragraph and "1" in paragraph and "xit" in paragraph
+    assert "spec the .pool file" in text
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    for action in sub.choices[command]._actions:
+        assert action.help, f"{command}: {action.dest} is not described"

@@ -14,6 +14,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Callable, Sequence
+from typing import Any
 
 # The last-resort messages, made before anything can run out of memory: printing them
 # allocates nothing more.
@@ -70,6 +71,13 @@ def _whole(least: int) -> Callable[[str], int]:
     return parse
 
 
+def _command(sub: Any, name: str, summary: str, description: str) -> argparse.ArgumentParser:
+    """A command's parser: its one line in `pooltui -h`, its paragraph and SPEC in its own."""
+    p: argparse.ArgumentParser = sub.add_parser(name, help=summary, description=description)
+    p.add_argument("spec", help="the .pool file")
+    return p
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="pooltui",
@@ -87,14 +95,34 @@ def build_parser() -> argparse.ArgumentParser:
         prog="pooltui",  # a command's usage: `pooltui run …`, not the usage above's words
     )
 
-    p = sub.add_parser("tui", help="open the debugger (the default: pooltui SPEC)")
-    p.add_argument("spec")
+    p = _command(
+        sub,
+        "tui",
+        "open the debugger (the default: pooltui SPEC)",
+        "Open the step debugger on SPEC: n / p step, c / r run, space pauses, b sets "
+        "breakpoints, ? lists every key. A spec that does not compile opens on its errors, "
+        "located, to fix and reload (r); one that cannot be read is one line (exit 1).",
+    )
 
-    p = sub.add_parser("check", help="compile a spec and print a one-line summary")
-    p.add_argument("spec")
+    p = _command(
+        sub,
+        "check",
+        "compile a spec and print a one-line summary",
+        "Compile SPEC without simulating it and print a one-line summary (its pools, "
+        "stages and session classes); exit 1 with each error located "
+        "(file:line:col, the line, a caret).",
+    )
 
-    p = sub.add_parser("run", help="simulate headless and print a summary")
-    p.add_argument("spec")
+    p = _command(
+        sub,
+        "run",
+        "simulate headless and print a summary",
+        "Simulate SPEC without a screen, event by event with every invariant checked "
+        "(--fast batches decode-only iterations), and print a summary: sessions, "
+        "preemptions, evictions, spills, the hit rate, latency percentiles, utilisation. "
+        "Exit 0 when the run ends (or stops at --until / --events), 1 on a spec error, a "
+        "runtime error, a failed check, a deadlock or an invariant violation.",
+    )
     p.add_argument("--until", type=_time, default=None, metavar="T", help="stop at time T (s)")
     p.add_argument(
         "--events", type=_whole(1), default=None, metavar="N", help="stop after N events"
@@ -104,8 +132,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fast", action="store_true", help="batch decode-only iterations")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
 
-    p = sub.add_parser("render", help="write a screenshot of the debugger (SVG)")
-    p.add_argument("spec")
+    p = _command(
+        sub,
+        "render",
+        "write a screenshot of the debugger (SVG)",
+        "Draw the debugger on SPEC headless, as it stands at --event, --time or the first "
+        "hit of --break, and write it as an SVG. Exit 1 when that moment never comes (no "
+        "file written), 2 when a --break can never fire on SPEC.",
+    )
     p.add_argument(
         "--event",
         type=_whole(0),
@@ -139,8 +173,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("-o", "--output", required=True, metavar="FILE.svg", help="the SVG to write")
 
-    p = sub.add_parser("ir", help="print a spec's IR as JSON")
-    p.add_argument("spec")
+    p = _command(
+        sub,
+        "ir",
+        "print a spec's IR as JSON",
+        "Compile SPEC and print its intermediate representation (what the simulator "
+        "runs) as JSON; exit 1 with each error located.",
+    )
     p.add_argument(
         "--rows", action="store_true", help="include every source row (CSV and JSON Lines traces)"
     )
