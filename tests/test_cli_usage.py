@@ -161,3 +161,19 @@ def test_a_file_names_control_characters_are_escaped_where_it_is_named(
     _, err = capsys.readouterr()
     assert "\x1b" not in err
     assert f"cannot write {tmp_path / 'no such folder' / 't'}\\u001bx.jsonl" in err
+
+
+def test_double_dash_ends_the_options_of_the_default_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`pooltui -- -x.pool` opens the spec `-x.pool`, as `pooltui tui -- -x.pool` does (`--`
+    ends the options, as everywhere); it was refused as an unknown command `--`."""
+    missing = str(tmp_path / "-x.pool")  # not there: the one line of a spec not read
+    assert main(["--", missing]) == 1
+    assert (
+        capsys.readouterr().err == f"pooltui: cannot read '{missing}': No such file or directory\n"
+    )
+    assert main(["tui", "--", missing]) == 1
+    assert (
+        capsys.readouterr().err == f"pooltui: cannot read '{missing}': No such file or directory\n"
+    )
