@@ -664,3 +664,20 @@ def test_a_carriage_return_inside_a_csv_line_is_located(
         f"t.csv:2:{col}: error: line 2 holds a carriage return (\\r) that does not end it; "
         "a CSV line ends with \\n or \\r\\n"
     )
+
+
+@pytest.mark.parametrize("number", [str(2**53 + 1), "-" + str(2**53 + 1), "9" * 500])
+def test_a_jsonl_integer_past_2_53_is_located(tmp_path: Path, number: str) -> None:
+    """As an integer literal in a spec is: every integer a spec computes with is at most
+    2^53 (a 500-digit one made `t / 1000` an internal OverflowError at run time). A list's
+    elements are content keys, never computed with: kept as they are."""
+    write(tmp_path, "v.jsonl", f'{{"t": 1, "ids": [1]}}\n{{"t": {number}, "ids": [{number}]}}\n')
+    exc = error_of('session s from "v.jsonl" { }', tmp_path)
+    assert exc.render() == (
+        "v.jsonl:2:2: error: key 't' holds an integer beyond 2^53 (9,007,199,254,740,992), the "
+        "largest whole number a spec can use; a key that large can be a string"
+    )
+    write(tmp_path, "w.jsonl", f'{{"t": 1, "ids": [{number}]}}\n')
+    prog = compile_source('session s from "w.jsonl" { }', "t.pool", str(tmp_path))
+    src = prog.sessions[0].source
+    assert src is not None and src.rows == ((1, (int(number),)),)
