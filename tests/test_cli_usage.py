@@ -181,3 +181,19 @@ def test_each_commands_help_says_what_it_does_and_describes_every_argument(
     sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
     for action in sub.choices[command]._actions:
         assert action.help, f"{command}: {action.dest} is not described"
+
+
+def test_double_dash_ends_the_options_of_the_default_command(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`pooltui -- -x.pool` opens the spec `-x.pool`, as `pooltui tui -- -x.pool` does (`--`
+    ends the options, as everywhere); it was refused as an unknown command `--`."""
+    missing = str(tmp_path / "-x.pool")  # not there: the one line of a spec not read
+    assert main(["--", missing]) == 1
+    assert (
+        capsys.readouterr().err == f"pooltui: cannot read '{missing}': No such file or directory\n"
+    )
+    assert main(["tui", "--", missing]) == 1
+    assert (
+        capsys.readouterr().err == f"pooltui: cannot read '{missing}': No such file or directory\n"
+    )

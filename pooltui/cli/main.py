@@ -235,7 +235,9 @@ def _internal(exc: BaseException) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
-    if args_list and args_list[0] not in SUBCOMMANDS and not args_list[0].startswith("-"):
+    first = args_list[0] if args_list else "-"
+    # `pooltui SPEC`, or `pooltui -- -x.pool` (the options end, a spec follows): the debugger.
+    if first == "--" or (first not in SUBCOMMANDS and not first.startswith("-")):
         args_list.insert(0, "tui")
     parser = build_parser()
     args = parser.parse_args(args_list)

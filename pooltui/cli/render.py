@@ -284,9 +284,11 @@ def run_render(args: argparse.Namespace) -> int:
                 f"{where_text(snap)} without reaching it"
             )
         if args.event is not None and snap.event_index != args.event:
+            n = snap.events_total
+            ran = f"after {n} events (#0 to #{n - 1})" if n else "before its first event"
             return (
                 f"--event {args.event}: there is no event #{args.event}; the simulation "
-                f"{stopped(app)} after {snap.events_total} events (#0 to #{snap.events_total - 1})"
+                f"{stopped(app)} {ran}"
             )
         return None
 
@@ -302,6 +304,7 @@ def run_render(args: argparse.Namespace) -> int:
         )
     except Refused as exc:
         print(f"pooltui render: {exc}", file=sys.stderr)
+        say_runtime_error(app)
         return 1
     except OutputError as exc:
         print(f"pooltui render: {exc}", file=sys.stderr)
@@ -316,4 +319,12 @@ def run_render(args: argparse.Namespace) -> int:
     snap = app.snapshot
     where = where_text(snap) if snap is not None else "the start"
     emit(f"wrote {args.output} ({size[0]}x{size[1]}) at {where}" + (f": {stop}" if stop else ""))
+    say_runtime_error(app)
     return 0
+
+
+def say_runtime_error(app: Any) -> None:
+    """The runtime error the run halted on, located as `pooltui run` prints it (the line
+    on standard output names it only in words)."""
+    if app.stop_kind == "error" and app.error_text:
+        print(app.error_text, file=sys.stderr)

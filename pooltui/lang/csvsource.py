@@ -20,6 +20,7 @@ from pooltui.lang.sourcefile import (
     JSON,
     KIND_LIST,
     KIND_NUMBER,
+    MAX_LINE_BYTES,
     MAX_ROWS,
     MAX_VALUES,
     BadValue,
@@ -40,7 +41,12 @@ CsvError = SourceError  # the name the checker knew it by
 _DATETIME = re.compile(r"(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(\.\d+)?\Z")
 
 
-def _split(line: str) -> tuple[list[str], list[int]]:
+# A line may hold up to 1 MiB (sourcefile.MAX_LINE_BYTES), one quoted cell too: the csv
+# module's own limit on a field (128 KiB) would refuse a long list of content keys.
+csv.field_size_limit(max(csv.field_size_limit(), MAX_LINE_BYTES + 1))
+
+
+def _split(line: str, shown: str, n: int) -> tuple[list[str], list[int]]:
     """Cells of one line and their 1-based start columns (quotes handled by the csv module;
     a quoted cell starts after its opening quote)."""
     if '"' not in line:
@@ -51,8 +57,29 @@ def _split(line: str) -> tuple[list[str], list[int]]:
             cols.append(col)
             col += len(c) + 1
         return cells, cols
-    cells = next(csv.reader([line]), [])
+    try:
+        cells = next(csv.reader([line]), [])
+    except csv.Error:  # the one it raises on a line: a carriage return outside quotes
+        col = _bare_return(line)
+        raise SourceError(
+            Diagnostic(
+                Span(shown, n, col, n, col + 1),
+                f"line {n} holds a carriage return (\\r) that does not end it; a CSV line "
+                "ends with \\n or \\r\\n",
+            )
+        ) from None
     return cells, _quoted_starts(line)
+
+
+def _bare_return(line: str) -> int:
+    """The 1-based column of the first carriage return outside quotes (1 if none)."""
+    quoted = False
+    for i, ch in enumerate(line):
+        if ch == '"':
+            quoted = not quoted  # `""` inside a quoted cell flips twice
+        elif ch == "\r" and not quoted:
+            return i + 1
+    return 1
 
 
 def _quoted_starts(line: str) -> list[int]:
@@ -98,7 +125,7 @@ def _read(it: Any, shown: str, limit: int | None, span: Span) -> Table:
         if columns is None:
             if not raw.strip():
                 raise SourceError(Diagnostic(Span(shown, n, 1, n, 2), "the CSV has no header line"))
-            header, cols = _split(raw)
+            header, cols = _split(raw, shown, n)
             columns = tuple(h.strip() for h in header)
             seen: set[str] = set()
             for c, c0 in zip(columns, cols, strict=True):
@@ -117,7 +144,7 @@ def _read(it: Any, shown: str, limit: int | None, span: Span) -> Table:
             continue  # blank lines (a trailing one, usually) carry no row
         if len(rows) >= MAX_ROWS:
             raise too_many_rows(shown, n, MAX_ROWS)
-        cells, cols = _split(raw)
+        cells, cols = _split(raw, shown, n)
         width = len(columns)
         if len(cells) != width:
             raise SourceError(

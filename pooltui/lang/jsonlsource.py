@@ -15,6 +15,7 @@ import re
 from typing import Any
 
 from pooltui.lang.errors import Diagnostic
+from pooltui.lang.exprs import MAX_INT
 from pooltui.lang.ir import Span
 from pooltui.lang.sourcefile import (
     KIND_LIST,
@@ -146,6 +147,14 @@ def read_jsonl(path: str, shown: str, limit: int | None, span: Span) -> Table:
                     else:
                         value = scalar(v)
                         bits[i] |= KIND_STRING if isinstance(value, str) else KIND_NUMBER
+                        if value.__class__ is int and not -MAX_INT <= value <= MAX_INT:
+                            # As a literal in a spec: arithmetic assumes every integer fits.
+                            raise err(
+                                f"key '{shown_name(key)}' holds an integer beyond 2^53 "
+                                "(9,007,199,254,740,992), the largest whole number a spec can "
+                                "use; a key that large can be a string",
+                                _key_col(text, key),
+                            )
                 except BadValue as exc:
                     raise err(
                         f"key '{shown_name(key)}' holds {exc}; an attribute is a number, a "

@@ -48,6 +48,9 @@ class Stream:
 
     def draw(self, dist: str, args: list[int | float]) -> int | float:
         if dist == "uniform":
+            for bound in args[:2]:
+                if not math.isfinite(bound):  # an integer between them: there is none to draw
+                    raise ValueError(f"bound {bound} is not finite")
             lo, hi = math.ceil(args[0]), math.floor(args[1])
             if hi < lo:
                 raise ValueError(f"empty range {args[0]}..{args[1]}")
@@ -61,7 +64,10 @@ class Stream:
         if dist == "normal":
             return args[0] + args[1] * self._gauss()
         if dist == "lognormal":
-            return math.exp(args[0] + args[1] * self._gauss())
+            try:
+                return math.exp(args[0] + args[1] * self._gauss())
+            except OverflowError:  # past the largest float: inf, as arithmetic's `1e308 * 10`
+                return math.inf
         if dist == "bernoulli":
             return 1 if self.u() < args[0] else 0
         if dist == "poisson":
@@ -79,6 +85,8 @@ class Stream:
     def _poisson(self, lam: float) -> int:
         if lam < 0:
             raise ValueError(f"lambda {lam} is negative")
+        if not math.isfinite(lam):
+            raise ValueError(f"lambda {lam} is not finite")
         if lam < 30:  # Knuth: multiply uniforms until below e^-lambda
             limit, k, p = math.exp(-lam), 0, self.u()
             while p > limit:

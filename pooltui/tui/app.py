@@ -105,7 +105,12 @@ class PoolApp(App[int]):
         compile_condition: Callable[[str], Any] | None = None,
     ) -> None:
         super().__init__()
-        self.spec: str = spec or str(getattr(getattr(sim, "program", None), "file", "spec"))
+        # `spec is None`, not falsy: `pooltui ''` is a spec named '' that cannot be read.
+        self.spec: str = (
+            spec
+            if spec is not None
+            else str(getattr(getattr(sim, "program", None), "file", "spec"))
+        )
         self.sim = sim
         self.compile_error = compile_error
         self._compile_condition = compile_condition

@@ -51,3 +51,22 @@ def test_specs_that_are_not_files(path: str, capsys: pytest.CaptureFixture[str])
     err = capsys.readouterr().err
     assert "spec too large" in err or "cannot read" in err or "not UTF-8" in err, err
     assert "Traceback" not in err and "internal error" not in err
+
+
+def test_an_empty_spec_name_cannot_be_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`pooltui ''` is a spec that cannot be read, as `pooltui check ''` says: one line,
+    exit 1, for the debugger and `render` too (not the full-screen error page, not a
+    screenshot of it)."""
+    from pooltui.cli.render import cannot_read
+    from pooltui.tui.app import PoolApp
+
+    said = "pooltui: cannot read '': No such file or directory\n"
+    assert main(["check", ""]) == 1
+    assert capsys.readouterr().err == said
+    shot = tmp_path / "x.svg"
+    assert main(["render", "", "-o", str(shot)]) == 1
+    assert capsys.readouterr().err == said
+    assert not shot.exists()
+    assert cannot_read(PoolApp.from_spec(""))  # what `pooltui ''` checks before opening

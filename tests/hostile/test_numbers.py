@@ -155,3 +155,37 @@ def test_hostile_draws(draw: str, tmp_path: Path, capsys: pytest.CaptureFixture[
         f"pool kv {{ cap 64; }}\nsession s {{ x = draw {draw}; wait (1); hold kv (x) {{ }} }}\n"
     )
     _check_then_run(path, capsys)
+
+
+@pytest.mark.parametrize(
+    ("draw", "says"),
+    [
+        ("uniform(0, inf)", "draw uniform: bound inf is not finite"),
+        ("uniform(-inf, 0)", "draw uniform: bound -inf is not finite"),
+        ("uniform(inf, inf)", "draw uniform: bound inf is not finite"),
+        ("poisson(inf)", "draw poisson: lambda inf is not finite"),
+    ],
+)
+def test_a_draw_that_cannot_be_made_says_why_in_its_words(
+    draw: str, says: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No draw's error is Python's (`cannot convert float infinity to integer`): an
+    integer drawn between infinite bounds, a Poisson count of infinite mean, each a located
+    runtime error naming the argument."""
+    path = tmp_path / "d.pool"
+    path.write_text(f"session s {{ x = 0; y = draw {draw}; wait (1); }}\n")
+    o = cli(["run", str(path), "-q"], capsys)
+    assert_located(o, str(path))
+    assert f"{path}:1:24: error: {says}\n" in o.err, o.text()
+
+
+def test_a_lognormal_past_the_largest_float_is_inf(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """e to a power past 709 is inf, as `1e308 * 10` is (not Python's `math range
+    error`)."""
+    path = tmp_path / "d.pool"
+    path.write_text("session s { y = draw lognormal(1000, 1); wait (y == inf); }\n")
+    o = cli(["run", str(path), "-q"], capsys)
+    assert_clean(o)
+    assert o.code == 0 and "simulated 1s" in o.out, o.text()

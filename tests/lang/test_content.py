@@ -631,3 +631,53 @@ def test_row_and_value_caps(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
 )  # fmt: skip
 def test_syntax(spec: str, message: str, tmp_path: Path) -> None:
     assert error_of(spec, tmp_path).diagnostics[0].message == message
+
+
+# --------------------------------------------------------------------------- hostile cells
+
+
+def test_a_csv_quoted_cell_past_128_kib_is_read(tmp_path: Path) -> None:
+    """A line may hold up to 1 MiB, a quoted list cell too: 70,000 keys (about 140 KB) are
+    read, not refused by the csv module's own limit on a field (an internal error)."""
+    keys = ", ".join(["1"] * 70_000)
+    write(tmp_path, "t.csv", f't,blocks\n0,"[{keys}]"\n')
+    prog = compile_source('session s from "t.csv" { }', "t.pool", str(tmp_path))
+    src = prog.sessions[0].source
+    assert src is not None and len(src.rows[0][1]) == 70_000
+
+
+@pytest.mark.parametrize(
+    ("text", "col"), [('t,n\n4,"5"\r6\n', 6), ('t,n\na\r,"b"\n', 2), ('t,"n"\r\n1,2\n', 0)]
+)
+def test_a_carriage_return_inside_a_csv_line_is_located(
+    tmp_path: Path, text: str, col: int
+) -> None:
+    """A lone carriage return (not the end of a line) in a line with quotes is a located
+    error at the carriage return, not the csv module's internal one."""
+    write(tmp_path, "t.csv", text)
+    if col == 0:  # `\r\n` ends a line: the header is read whole
+        prog = compile_source('session s from "t.csv" { }', "t.pool", str(tmp_path))
+        assert prog.sessions[0].source is not None
+        return
+    exc = error_of('session s from "t.csv" { }', tmp_path)
+    assert exc.render() == (
+        f"t.csv:2:{col}: error: line 2 holds a carriage return (\\r) that does not end it; "
+        "a CSV line ends with \\n or \\r\\n"
+    )
+
+
+@pytest.mark.parametrize("number", [str(2**53 + 1), "-" + str(2**53 + 1), "9" * 500])
+def test_a_jsonl_integer_past_2_53_is_located(tmp_path: Path, number: str) -> None:
+    """As an integer literal in a spec is: every integer a spec computes with is at most
+    2^53 (a 500-digit one made `t / 1000` an internal OverflowError at run time). A list's
+    elements are content keys, never computed with: kept as they are."""
+    write(tmp_path, "v.jsonl", f'{{"t": 1, "ids": [1]}}\n{{"t": {number}, "ids": [{number}]}}\n')
+    exc = error_of('session s from "v.jsonl" { }', tmp_path)
+    assert exc.render() == (
+        "v.jsonl:2:2: error: key 't' holds an integer beyond 2^53 (9,007,199,254,740,992), the "
+        "largest whole number a spec can use; a key that large can be a string"
+    )
+    write(tmp_path, "w.jsonl", f'{{"t": 1, "ids": [{number}]}}\n')
+    prog = compile_source('session s from "w.jsonl" { }', "t.pool", str(tmp_path))
+    src = prog.sessions[0].source
+    assert src is not None and src.rows == ((1, (int(number),)),)

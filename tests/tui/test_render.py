@@ -63,3 +63,42 @@ def test_render_stops_at_a_breakpoint(tmp_path: Path, capsys: pytest.CaptureFixt
     assert main(["render", SMALL, "--break", "if free(kv) <", "-o", str(out)]) == 2
     assert "--break" in capsys.readouterr().err
     assert main(["render", SMALL, "--break", "preempt", "--event", "3", "-o", str(out)]) == 2
+
+
+HALTS_AT_ONCE = "session s[2] { arrive every (draw exponential(-1)); wait (1); }\n"
+SAYS = "error: draw exponential: mean -1 is not positive"
+
+
+def test_render_past_a_runtime_error_locates_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An --event past a runtime error that stopped the run before its first event: the
+    refusal says so in words ("before its first event", not "#0 to #-1"), then the error
+    located as `pooltui run` prints it (file:line:col, the line, a caret)."""
+    spec = tmp_path / "h.pool"
+    spec.write_text(HALTS_AT_ONCE)
+    out = tmp_path / "h.svg"
+    assert main(["render", str(spec), "--event", "4", "--size", "80x24", "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(
+        "pooltui render: --event 4: there is no event #4; the simulation halted (runtime "
+        "error: draw exponential: mean -1 is not positive) before its first event\n"
+    ), err
+    assert f"\n{spec}:1:30: {SAYS}\n1 | {HALTS_AT_ONCE}" in err, err
+    assert "  |                              ^^^^^^^^^^^^^^^^^^^^\n" in err, err
+    assert "#-1" not in err and not out.exists()
+
+
+def test_render_at_a_runtime_error_locates_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The screenshot is of the moment asked for (exit 0); when the run halted there on a
+    runtime error, the terminal gets the error located too, as `pooltui run` prints it."""
+    spec = tmp_path / "h.pool"
+    spec.write_text(HALTS_AT_ONCE)
+    out = tmp_path / "h.svg"
+    assert main(["render", str(spec), "--size", "80x24", "-o", str(out)]) == 0
+    got = capsys.readouterr()
+    assert got.out == f"wrote {out} (80x24) at the start: runtime error: {SAYS[7:]}\n"
+    assert got.err.startswith(f"{spec}:1:30: {SAYS}\n1 | {HALTS_AT_ONCE}"), got.err
+    assert out.exists()
