@@ -502,3 +502,35 @@ def test_a_chunked_prefill_after_steady_decoders_is_planned_in_bulk(
     events = _planned_in_bulk(CHUNK_LAST, monkeypatch)
     # p's 37 units came in chunks of 6 (8 less the decoders' 2) while both decoded.
     assert [e.session for e in events if e.moment == "run-done"][:3] == ["d[0]", "d[1]", "p"]
+
+
+# Found by a randomized campaign: a stage's `time` may read `now` and queries (language.md
+# §4.1); steady decodes fused into one stretch were all given the first one's length.
+# One session, block 1: the prefill of 2 units at 0, then 4 decode steps, each growing the
+# hold by one unit (allocated 3, 4, 5, 6 when their iterations are planned).
+# - `time allocated(kv)`: iterations of 2, 3, 4, 5, 6 s: the decode is done at 2+3+4+5+6 = 20
+#   (the stretch said 2 + 4 * 3 = 14).
+# - `time 1 + now`: iterations start at 0, 1, 3, 7, 15 and last 1, 2, 4, 8, 16 s: done at 31
+#   (the stretch said 1 + 4 * 2 = 9).
+# - `time 70 - free(kv)` (cap 64: free 62, 61, 60, 59, 58): 8+9+10+11+12 = 50.
+STATE_TIMED = """
+stage gpu step { time TIME; }
+pool kv { cap 64; block 1; admit via gpu; }
+session a { arrive at (0); hold kv (max(2, context + 1)) { run gpu prefill (2); run gpu decode (4); } }
+"""
+
+
+@pytest.mark.parametrize(
+    "time, first, done",
+    [("allocated(kv)", 2, 20), ("1 + now", 1, 31), ("70 - free(kv)", 8, 50)],
+)
+def test_an_iteration_time_reading_the_state_is_worked_out_per_iteration(
+    time: str, first: float, done: float
+) -> None:
+    text = STATE_TIMED.replace("TIME", time)
+    for fast in (False, True):
+        _, events = _run(text, ".", fast=fast, record=True, invariants=False)
+        ends = [e.time for e in events if e.moment == "run-done"]
+        assert [round(x, 9) for x in ends] == [first, done], fast
+    check_same(text, ".")
+    check_same(text, ".", invariants=True)
