@@ -32,7 +32,8 @@ A stretch's crossings are then taken in one ledger pass per pool
 (`steady.take_stretch`, `blocks.one_more_each`).
 
 A stretch stands for attempts only where they are all alike: `fusable` (no checks, no
-spills, no attempt that reads the time) and `drawing` (holds whose attempt draws from
+spills, no attempt that reads the time, no iteration time that reads the clock or a
+query) and `drawing` (holds whose attempt draws from
 their session's stream: none may head a queue while a stretch runs).
 """
 
@@ -41,7 +42,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from pooltui.lang.errors import SpecRuntimeError
-from pooltui.lang.ir import Draw, Hold, Run, Var
+from pooltui.lang.ir import ArgQuery, Draw, Hold, Query, Run, Var
 from pooltui.sim import admit, blocks
 from pooltui.sim.codes import Number
 from pooltui.sim.ledger import Hit
@@ -55,10 +56,12 @@ if TYPE_CHECKING:
 
 def _reads(expr: object, names: set[str]) -> bool:
     """Whether an expression reads any of the context variables `names` (or draws, when
-    `names` holds "draw")."""
+    `names` holds "draw"; or queries a pool or stage, when it holds "query")."""
     if isinstance(expr, Var):
         return expr.name in names
     if isinstance(expr, Draw) and "draw" in names:
+        return True
+    if isinstance(expr, Query | ArgQuery) and "query" in names:
         return True
     for field in getattr(expr, "__slots__", ()):
         value = getattr(expr, field, None)
@@ -82,7 +85,13 @@ def attempt_exprs(stmt: Hold) -> list[object]:
 
 def fusable(tables: Tables) -> bool:
     """Whether stretches may be fused at all: no checks; no spills (one started by a
-    stretch's eviction would land in its middle); no attempt that reads the time."""
+    stretch's eviction would land in its middle); no attempt that reads the time; no
+    iteration time that reads the clock or a query (a stretch's iterations all last what
+    its first does, where the clock and the blocks a crossing takes would change it)."""
+    timed = any(
+        sd.ir.kind == "step" and sd.ir.time is not None and _reads(sd.ir.time, {"now", "query"})
+        for sd in tables.stages
+    )
     timeless = not any(
         _reads(e, {"now", "waited"})
         for body in tables.bodies
@@ -91,7 +100,7 @@ def fusable(tables: Tables) -> bool:
         for e in attempt_exprs(stmt)
     )
     spills = any(pd.spill_when is not None for pd in tables.pools)
-    return timeless and not tables.checks and not spills
+    return timeless and not timed and not tables.checks and not spills
 
 
 def drawing(tables: Tables) -> set[tuple[int, int]]:

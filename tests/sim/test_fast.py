@@ -502,3 +502,65 @@ def test_a_chunked_prefill_after_steady_decoders_is_planned_in_bulk(
     events = _planned_in_bulk(CHUNK_LAST, monkeypatch)
     # p's 37 units came in chunks of 6 (8 less the decoders' 2) while both decoded.
     assert [e.session for e in events if e.moment == "run-done"][:3] == ["d[0]", "d[1]", "p"]
+
+
+# Found by a randomized campaign: a stage's `time` may read `now` and queries (language.md
+# §4.1); steady decodes fused into one stretch were all given the first one's length.
+# One session, block 1: the prefill of 2 units at 0, then 4 decode steps, each growing the
+# hold by one unit (allocated 3, 4, 5, 6 when their iterations are planned).
+# - `time allocated(kv)`: iterations of 2, 3, 4, 5, 6 s: the decode is done at 2+3+4+5+6 = 20
+#   (the stretch said 2 + 4 * 3 = 14).
+# - `time 1 + now`: iterations start at 0, 1, 3, 7, 15 and last 1, 2, 4, 8, 16 s: done at 31
+#   (the stretch said 1 + 4 * 2 = 9).
+# - `time 70 - free(kv)` (cap 64: free 62, 61, 60, 59, 58): 8+9+10+11+12 = 50.
+STATE_TIMED = """
+stage gpu step { time TIME; }
+pool kv { cap 64; block 1; admit via gpu; }
+session a { arrive at (0); hold kv (max(2, context + 1)) { run gpu prefill (2); run gpu decode (4); } }
+"""
+
+
+@pytest.mark.parametrize(
+    "time, first, done",
+    [("allocated(kv)", 2, 20), ("1 + now", 1, 31), ("70 - free(kv)", 8, 50)],
+)
+def test_an_iteration_time_reading_the_state_is_worked_out_per_iteration(
+    time: str, first: float, done: float
+) -> None:
+    text = STATE_TIMED.replace("TIME", time)
+    for fast in (False, True):
+        _, events = _run(text, ".", fast=fast, record=True, invariants=False)
+        ends = [e.time for e in events if e.moment == "run-done"]
+        assert [round(x, 9) for x in ends] == [first, done], fast
+    check_same(text, ".")
+    check_same(text, ".", invariants=True)
+
+
+# Found by a randomized campaign: a fused stretch that records nothing (the lean path of
+# `pooltui run --fast`) took all its crossing blocks at the stretch's start time, where an
+# `evict by` key reading the clock must see each crossing iteration's own (language.md §5.2:
+# the keys are evaluated when room is needed).
+# Block 1, cap 12, `time 1`. a and b (rank 0 and 1) prefill 3 units each in the iteration
+# 0 -> 1 and release at 1: two entries of 3. d arrives at 2 and holds 2 (4 free left);
+# prefill 2 -> 3; its 6 decode steps start at 3, 4, 5, 6, 7, 8 and need 3 .. 8 units: the
+# first four take the free blocks, the steps at 7 and 8 evict one block each. At 7 the key
+# is rank (a's 0 < b's 1): a loses its tail; at 8 it is -rank (b's -1 < a's 0): b does.
+# d releases its 8 computed units at 9. The cache at the end: a 2, b 2, d 8.
+CLOCK_KEYED = """
+stage gpu step { time 1; }
+pool kv { cap 12; block 1; evict by (now < 8 ? rank : -rank); preempt lifo; admit via gpu; }
+session a { arrive at (0); rank = 0; hold kv (3) { run gpu prefill (3); } }
+session b { arrive at (0); rank = 1; hold kv (3) { run gpu prefill (3); } }
+session d { arrive at (2); rank = 2; hold kv (max(2, context + 1)) { run gpu prefill (2); run gpu decode (6); } }
+"""
+
+
+def test_a_stretch_recording_nothing_evicts_by_a_clock_key_at_each_crossing_time() -> None:
+    for fast, record in ((False, True), (True, True), (True, False)):
+        sim, events = _run(CLOCK_KEYED, ".", fast=fast, record=record, invariants=False)
+        cache = {x.session: x.units for x in sim.snapshot().pools[0].entries}
+        assert cache == {"a": 2, "b": 2, "d": 8}, (fast, record)
+        if record:
+            evicts = [(e.time, e.session) for e in events if e.moment == "evict"]
+            assert evicts == [(7, "a"), (8, "b")]
+    check_same(CLOCK_KEYED, ".")
