@@ -1,11 +1,10 @@
 """The debugger app: `pooltui SPEC`. It owns the session's state and the worker thread.
 
 Threading: one worker thread (`_sim_worker`) owns the simulation through `Controller`;
-the UI sends it `Command`s on a queue and gets back `SimFrame` messages carrying immutable
-`Frame`s (a `Snapshot`, new events, watch values, why it stopped); breakpoints and watches
-changed while a command runs reach it frozen (`Controller.follow`); nothing else crosses. A
-new command bumps `interrupt_gen`: a long run stops between two steps, a key answers at once.
-
+the UI sends it `Command`s on a queue and gets back `SimFrame`s carrying immutable `Frame`s
+(a `Snapshot`, new events, watch values, why it stopped); breakpoints and watches changed
+while a command runs reach it frozen (`Controller.follow`); nothing else crosses. A new
+command bumps `interrupt_gen`: a long run stops between two steps, a key answers at once.
 Screens and widgets talk to the app only by messages (`pooltui.tui.messages`); the app
 shows a frame by setting the widgets' reactives. A handler that fails is recorded in
 `failures`, shown in the status bar and the Details tab, and the app goes on.
@@ -106,17 +105,13 @@ class PoolApp(App[int]):
     ) -> None:
         super().__init__()
         # `spec is None`, not falsy: `pooltui ''` is a spec named '' that cannot be read.
-        self.spec: str = (
-            spec
-            if spec is not None
-            else str(getattr(getattr(sim, "program", None), "file", "spec"))
-        )
+        named = getattr(getattr(sim, "program", None), "file", "spec")
+        self.spec: str = str(named) if spec is None else spec
         self.sim = sim
         self.compile_error = compile_error
         self._compile_condition = compile_condition
         self._frames_posted = self._frames_shown = 0
-        # Set while no progress frame waits to be drawn (`_post_frame`).
-        self._frame_drawn = threading.Event()
+        self._frame_drawn = threading.Event()  # set: no progress frame waits to be drawn
         self._frame_drawn.set()
         self.pacing = Pacing()  # the GIL, the garbage collector, the screen's cost per frame
         self.inspecting: tuple[Any, ...] | None = None  # ("session", id), ("block", pool, b)
