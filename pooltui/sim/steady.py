@@ -252,9 +252,10 @@ def take_stretch(
     """What a fused stretch planned (`stretch_one_pool`, `stretch_pools`), done: its
     crossing blocks in order (a recorded eviction, or any under `evict by`, whose keys
     may read the clock, at its iteration's start time; else in one go per pool), each
-    hold's block kept out of its pool's use integral before its iteration; then the piece blocks their steps complete,
-    each resident's at once: none was registered when the stretch began, so no eviction
-    touched a copy of one (`pieces_at`), and none is registered twice."""
+    hold's block kept out of its pool's use integral before its iteration; then the piece
+    blocks their steps complete, each resident's at once: none was registered when the
+    stretch began, so no eviction touched a copy of one (`pieces_at`), and none is
+    registered twice."""
     s = eng.s
     batch: dict[int, list[HoldState]] = {}
     if lean and any(eng.t.pools[s.pools[pi].decl].evict_keys is not None for pi in st.memory):

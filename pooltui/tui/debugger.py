@@ -344,9 +344,10 @@ class DebuggerScreen(Screen[None]):
     def _focus_what_is_shown(self, log_shown: bool) -> None:
         """Keys act on what is on screen. The event log, behind its tab (80x24) or hidden
         by teaching, gives the focus to the first widget shown in the panels (the block
-        map, the source, the notes), or to none: its keys moved a selection no one saw, showed that event's why under
-        another event's panels, and `enter` went there. It takes the focus back when it is
-        shown again, after giving it up, or on the Events tab."""
+        map, the source, the notes), or to none: its keys moved a selection no one saw,
+        showed that event's why under another event's panels, and `enter` went there. It
+        takes the focus back when it is shown again, after giving it up, or on the Events
+        tab."""
         log = self.query_one(EventLog)
         if log_shown:
             if self._log_gave_focus or self.focused is None or (self.narrow and not self.teaching):
