@@ -49,3 +49,10 @@ def test_example_runs(index: int) -> None:
     assert sim.error is None, sim.error
     assert sim.state.halted is None, sim.state.halted
     assert not sim.state.live  # every session ended
+
+
+def test_readme_lists_every_bundled_spec() -> None:
+    """The README's table of bundled specs names each one in specs/ (a teacher picks from it)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    listed = set(re.findall(r"^\| `specs/([\w.]+\.pool)` \|", readme, re.M))
+    assert listed == {p.name for p in (ROOT / "specs").glob("*.pool")}
