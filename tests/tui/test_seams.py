@@ -13,8 +13,10 @@ from pooltui.sim import Simulation
 from pooltui.sim.testing import break_pool
 from pooltui.tui.app import PoolApp
 from pooltui.tui.screens import FilterScreen
+from pooltui.tui.widgets.keybar import KeyBar
 from pooltui.tui.widgets.timeline import GUTTER, Timeline
 from tests.tui.conftest import SIZE, keys, make_app, settle, submit
+from tests.tui.fakesim import FakeSim
 from tests.tui.test_defects import typed_at_once
 
 SMALL = str(Path(__file__).parent / "specs" / "small.pool")
@@ -317,3 +319,52 @@ async def test_check_failed_on_a_spec_without_a_check_is_said_at_once() -> None:
         await keys(pilot, "right_square_bracket", "k")
         assert app.snapshot is not None and app.snapshot.last_event is not None
         assert app.snapshot.last_event.moment == "check-failed"
+
+
+def status_line(app: PoolApp) -> str:
+    return str(app.screen.query_one("#status", Static).content)
+
+
+async def test_a_move_past_the_end_or_before_the_start_says_why_each_time() -> None:
+    """At the last event of a finished run, the keys that go forward (`n`, `→`, `i`, `c`,
+    `r`) cannot move; nor can `p`, `←`, `C` at the start. They did nothing and left the
+    status as it was, so a key pressed after another stop (`] a`: `no admit after …`) got
+    no answer. As gdb says "The program is not being run", each press says why, and how
+    to go the other way; the footer still leaves out the keys that do not apply."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await keys(pilot, "c")
+        assert app.snapshot is not None and app.snapshot.finished
+        last = app.snapshot.event_index
+        ended = f"the simulation ended at event #{last}: p steps back"
+        for key in ("n", "right", "i", "c", "r"):
+            await keys(pilot, "right_square_bracket", "a")  # another stop, where it is
+            assert ended not in status_line(app), key
+            await keys(pilot, key)
+            assert app.snapshot.event_index == last and not app.running
+            assert ended in status_line(app), (key, status_line(app))
+        assert "Step" not in app.screen.query_one(KeyBar).render_line(0).text
+        app.send("goto", index=-1)
+        await settle(pilot)
+        start = "nothing comes before event #0: n steps forward"
+        for key in ("p", "left", "C"):
+            await keys(pilot, "left_square_bracket", "a")
+            assert start not in status_line(app), key
+            await keys(pilot, key)
+            assert app.snapshot.event_index == -1
+            assert start in status_line(app), (key, status_line(app))
+    # At a halt the forward keys say so too, and the halt's reason stays said.
+    sim = FakeSim()
+    app = make_app(sim=sim)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await keys(pilot, "n", "n")
+        sim.break_pool("kv")
+        await keys(pilot, "c")
+        assert app.snapshot is not None and app.snapshot.halted
+        await keys(pilot, "right_square_bracket", "a", "n")
+        said = status_line(app)
+        assert "the simulation halted at event #2: p steps back" in said, said
+        assert "invariant violated" in said
+        assert app.screen.query_one("#status").has_class("halted")
