@@ -391,6 +391,11 @@ class DebuggerScreen(Screen[None]):
 
     @guarded
     def action_next_view(self) -> None:
+        """The next panel, on screen: at 80x24 the notes of teaching mode take the whole
+        screen, so it leaves them for it (`t` brings them back); it changed a panel
+        behind them, nothing moving on screen."""
+        if self.narrow:
+            self.teaching = False
         names = [name for name, _ in VIEWS]
         self.view = names[(names.index(self.view) + 1) % len(names)]
 

@@ -368,3 +368,27 @@ async def test_a_move_past_the_end_or_before_the_start_says_why_each_time() -> N
         assert "the simulation halted at event #2: p steps back" in said, said
         assert "invariant violated" in said
         assert app.screen.query_one("#status").has_class("halted")
+
+
+async def test_v_in_teaching_mode_at_80x24_shows_the_panel_it_brings_forward() -> None:
+    """At 80x24 teaching mode gives the notes the whole screen (README, `t`), and `v` is
+    the next panel. Pressed there, it changed the panel behind the notes: nothing moved
+    on screen, and `t` later showed a panel the teacher had not chosen. A teacher pressing
+    `v` wants to see that panel: it leaves the notes (`t` brings them back) for it."""
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await keys(pilot, "n", "t")
+        screen = app.debugger
+        assert screen is not None and screen.query_one("#teach-notes").display
+        assert screen.view == "pools"
+        await keys(pilot, "v")
+        assert screen.view == "events"
+        assert not screen.query_one("#teach-notes").display
+        assert screen.query_one("#events").display and not screen.query_one("#pools").display
+        assert screen.query_one("#views", Tabs).display
+        assert screen.query_one("#views", Tabs).active == "view-events"
+        await keys(pilot, "t")  # the notes again, and `t` back to the panel left
+        assert screen.query_one("#teach-notes").display
+        await keys(pilot, "t")
+        assert screen.query_one("#events").display and screen.view == "events"
