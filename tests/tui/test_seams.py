@@ -6,16 +6,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.command import CommandList, CommandPalette
 from textual.widgets import Input, Static, TabbedContent, Tabs
 
+from pooltui.lang import compile_source
 from pooltui.sim import Simulation
 from pooltui.sim.testing import break_pool
 from pooltui.tui.app import PoolApp
+from pooltui.tui.breakpoint_text import Names, parse_breakpoint
+from pooltui.tui.breakpoints import BreakpointError
 from pooltui.tui.screens import FilterScreen
 from pooltui.tui.widgets.keybar import KeyBar
 from pooltui.tui.widgets.timeline import GUTTER, Timeline
-from tests.tui.conftest import SIZE, keys, make_app, settle, submit
+from tests.tui.conftest import SIZE, add_breakpoint, keys, make_app, settle, submit
 from tests.tui.fakesim import FakeSim
 from tests.tui.test_defects import typed_at_once
 
@@ -392,3 +396,62 @@ async def test_v_in_teaching_mode_at_80x24_shows_the_panel_it_brings_forward() -
         assert screen.query_one("#teach-notes").display
         await keys(pilot, "t")
         assert screen.query_one("#events").display and screen.view == "events"
+
+
+ONE_SESSION = """\
+stage gpu step { budget 64; seats 4; time 0.01; }
+pool kv { cap 256; block 16; evict lru; admit via gpu; }
+session s {
+  arrive at (0);
+  hold kv (32) { run gpu prefill (32); }
+}
+"""
+
+
+async def test_a_single_sessions_name_has_no_index_in_the_filter_and_breakpoints(
+    tmp_path: Path,
+) -> None:
+    """A plain `session s` is one session named `s` (docs/decisions.md, session names):
+    events, whys and the status say `s`, never `s[0]`. The filter took `s[0]` and never
+    matched (an empty log, "not yet"), and so did `admit session=s[0]`, never firing. Both
+    refuse it as a name that never occurs, pointing at `s`; `s` itself is taken."""
+    path = tmp_path / "one.pool"
+    path.write_text(ONE_SESSION)
+    app = PoolApp.from_spec(str(path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await keys(pilot, "slash")
+        await submit(pilot, "admit s[0]")
+        assert isinstance(app.screen, FilterScreen)
+        error = str(app.screen.query_one("#filter-error", Static).content)
+        assert "there is no session s[0]" in error and "did you mean s?" in error, error
+        await keys(pilot, "escape")
+        await keys(pilot, "slash")
+        await submit(pilot, "admit s")
+        assert app.debugger is not None and app.debugger.filter_text == "admit s"
+        for typed in ("admit session=s[0]", "admit s[0]"):
+            await keys(pilot, "b")
+            await submit(pilot, typed)
+            error = str(app.screen.query_one("#bp-error", Static).content)
+            assert "can never fire" in error and "did you mean s?" in error, (typed, error)
+            await keys(pilot, "escape")
+        assert len(app.breakpoints) == 0
+        await add_breakpoint(pilot, "admit session=s")
+        await keys(pilot, "c")
+        assert app.stop_kind == "breakpoint"
+        assert app.snapshot is not None and app.snapshot.last_event is not None
+        assert app.snapshot.last_event.session == "s"
+
+
+def test_a_family_of_one_is_named_with_its_index() -> None:
+    """The other way round: `session f[1]` is one session named `f[0]`, so
+    `admit session=f` names the class (refused, as for a class of many: `class=f` or
+    `f[0]`), where it was taken and never fired; `f[0]` and `class=f` are taken."""
+    program = compile_source(ONE_SESSION.replace("session s {", "session f[1] {"), "f.pool")
+    names = Names.of(program)
+    with pytest.raises(BreakpointError) as caught:
+        parse_breakpoint("admit session=f", names)
+    assert "names a class, not one session" in caught.value.text
+    assert "session=f[0]" in caught.value.text
+    for text in ("admit session=f[0]", "admit f[0]", "admit class=f", "admit f"):
+        parse_breakpoint(text, names)
