@@ -44,7 +44,7 @@ from pooltui.tui.messages import (
     guarded,
     guarded_compose,
 )
-from pooltui.tui.palette import DebuggerCommands
+from pooltui.tui.palette import WAYS, DebuggerCommands
 from pooltui.tui.prose import Notes, reflow
 from pooltui.tui.screens import (
     BreakpointsScreen,
@@ -122,13 +122,9 @@ def keys_line(narrow: bool = True) -> Text:
     return text
 
 
-WAYS = {"step": 1, "step_iteration": 1, "continue": 1, "run": 1, "back": -1, "reverse_continue": -1}
-
-
 def nowhere_bindings(bindings: list[BindingType]) -> list[BindingType]:
-    """A move that does not apply (the footer leaves it out) still answers its keys: a
-    binding after it, enabled only then, says why (`action_nowhere`). Not in the help:
-    its keys are the move's."""
+    """A move that does not apply (the footer leaves it out) still answers its keys: a binding
+    after it, enabled only then, says why (`action_nowhere`); the help lists the move only."""
     return [
         Binding(
             b.key,

@@ -455,3 +455,24 @@ def test_a_family_of_one_is_named_with_its_index() -> None:
     assert "session=f[0]" in caught.value.text
     for text in ("admit session=f[0]", "admit f[0]", "admit class=f", "admit f"):
         parse_breakpoint(text, names)
+
+
+async def test_the_palettes_moves_say_why_they_cannot_move() -> None:
+    """The palette's "Continue" at the end of a run did nothing, as `c` did (its action
+    does not apply there): it says why, as the key does now."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await keys(pilot, "c", "right_square_bracket", "a")
+        assert app.snapshot is not None and app.snapshot.finished
+
+        def listed() -> bool:
+            if not isinstance(app.screen, CommandPalette):
+                return False
+            options = app.screen.query_one(CommandList)
+            first = options.get_option_at_index(0) if options.option_count else None
+            return first is not None and str(first.prompt).startswith("Continue")
+
+        await typed_at_once(app, pilot, "ctrl+p", *"continue", done=listed)
+        await typed_at_once(app, pilot, "enter")
+        assert "the simulation ended at event #" in status_line(app), status_line(app)
