@@ -342,7 +342,7 @@ async def test_a_move_past_the_end_or_before_the_start_says_why_each_time() -> N
         assert app.snapshot is not None and app.snapshot.finished
         last = app.snapshot.event_index
         ended = f"the simulation ended at event #{last}: p steps back"
-        for key in ("n", "right", "i", "c", "r"):
+        for key in ("n", "i", "c", "r"):  # (`→` is `n`'s binding, `←` `p`'s)
             await keys(pilot, "right_square_bracket", "a")  # another stop, where it is
             assert ended not in status_line(app), key
             await keys(pilot, key)
@@ -352,7 +352,7 @@ async def test_a_move_past_the_end_or_before_the_start_says_why_each_time() -> N
         app.send("goto", index=-1)
         await settle(pilot)
         start = "nothing comes before event #0: n steps forward"
-        for key in ("p", "left", "C"):
+        for key in ("p", "C"):
             await keys(pilot, "left_square_bracket", "a")
             assert start not in status_line(app), key
             await keys(pilot, key)
