@@ -60,26 +60,33 @@ def _split(line: str, shown: str, n: int) -> tuple[list[str], list[int]]:
     try:
         cells = next(csv.reader([line]), [])
     except csv.Error:  # the one it raises on a line: a carriage return outside quotes
-        col = _bare_return(line)
-        raise SourceError(
-            Diagnostic(
-                Span(shown, n, col, n, col + 1),
-                f"line {n} holds a carriage return (\\r) that does not end it; a CSV line "
-                "ends with \\n or \\r\\n",
-            )
-        ) from None
+        raise _carriage_return(line, shown, n) from None
     return cells, _quoted_starts(line)
 
 
-def _bare_return(line: str) -> int:
-    """The 1-based column of the first carriage return outside quotes (1 if none)."""
+def _carriage_return(line: str, shown: str, n: int, last: bool = False) -> SourceError:
+    """A carriage return that does not end line `n`, located at it. `last`: the header is
+    the file's only line, as a file whose lines end in a bare \\r (old Mac software) reads."""
+    col = _bare_return(line) or 1
+    mac = ", and this file's lines end in a bare carriage return (old Mac line ends): "
+    return SourceError(
+        Diagnostic(
+            Span(shown, n, col, n, col + 1),
+            f"line {n} holds a carriage return (\\r) that does not end it; a CSV line ends "
+            "with \\n or \\r\\n" + (mac + "convert them, e.g. tr '\\r' '\\n'" if last else ""),
+        )
+    )
+
+
+def _bare_return(line: str) -> int | None:
+    """The 1-based column of the first carriage return outside quotes (None if none)."""
     quoted = False
     for i, ch in enumerate(line):
         if ch == '"':
             quoted = not quoted  # `""` inside a quoted cell flips twice
         elif ch == "\r" and not quoted:
             return i + 1
-    return 1
+    return None
 
 
 def _quoted_starts(line: str) -> list[int]:
@@ -125,6 +132,12 @@ def _read(it: Any, shown: str, limit: int | None, span: Span) -> Table:
         if columns is None:
             if not raw.strip():
                 raise SourceError(Diagnostic(Span(shown, n, 1, n, 2), "the CSV has no header line"))
+            if "\r" in raw and _bare_return(raw):  # lines ended by a bare \r read as one
+                try:
+                    last = next(it, None) is None
+                except SourceError:  # (the next line's own error comes after this one)
+                    last = False
+                raise _carriage_return(raw, shown, n, last)
             header, cols = _split(raw, shown, n)
             columns = tuple(h.strip() for h in header)
             seen: set[str] = set()

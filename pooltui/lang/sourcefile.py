@@ -158,10 +158,16 @@ def lines(f: BinaryIO, shown: str) -> Iterator[tuple[int, str]]:
         if raw.endswith(b"\r"):
             raw = raw[:-1]
         if len(raw) > MAX_LINE_BYTES:
+            # (a file of lines ended by a bare \r, as old Mac software saved them, is one line)
+            cr = (
+                "; it holds carriage returns (\\r), which do not end a line: a line ends with "
+                "\\n or \\r\\n (old Mac line ends: convert them, e.g. tr '\\r' '\\n')"
+            )
             raise SourceError(
                 Diagnostic(
                     Span(shown, n, 1, n, 2),
-                    f"line {n} is longer than {MAX_LINE_BYTES:,} bytes (the limit of a source's line)",
+                    f"line {n} is longer than {MAX_LINE_BYTES:,} bytes (the limit of a source's "
+                    "line)" + (cr if b"\r" in raw else ""),
                 )
             )
         try:

@@ -59,6 +59,7 @@ from pooltui.tui.messages import (
     Find,
     HandlerFailed,
     InspectBlock,
+    Nowhere,
     Pause,
     QueueShown,
     Reload,
@@ -232,7 +233,8 @@ class PoolApp(App[int]):
         self.ended = False
         self._inspect(None)
         self.running = False
-        dropped = self._recompile_breakpoints()
+        kept, dropped = parsed_again(self.breakpoints, self.parse_breakpoint)
+        self.breakpoints.items[:] = kept  # one the new spec no longer takes is dropped, said
         again = partial(self.compile_expression, watch=True)
         self.watches[:] = [(text, compile_watch(again, text)) for text, _ in self.watches]
         if old is not None:
@@ -242,14 +244,8 @@ class PoolApp(App[int]):
             self.send("watches", watches=tuple(self.watches))
         if index >= 0:
             self.send("goto", index=index)
-        self._reload_note = "reloaded the spec" + (f"; {dropped}" if dropped else "")
+        self._reload_note = "; ".join(["reloaded the spec", *dropped])
         self._reload_target = index
-
-    def _recompile_breakpoints(self) -> str:
-        """Each breakpoint parsed again on the new spec; one it no longer takes is dropped, said."""
-        kept, dropped = parsed_again(self.breakpoints, self.parse_breakpoint)
-        self.breakpoints.items[:] = kept
-        return "; ".join(dropped)
 
     def on_unmount(self) -> None:
         # A run going on stops (a `q` during `c` left it running to its end, the process
@@ -373,10 +369,14 @@ class PoolApp(App[int]):
             self._refresh_status()
             return
         bp = Breakpoint(1, "moment", moment=message.moment, session=session)
-        what = " ".join(
-            x for x in (message.moment or "event", f"of {session}" if session else "") if x
-        )
+        moment = message.moment or "event"
+        what = f"{moment} of {session}" if session else moment
         self.send("find", index=message.direction, breakpoints=BreakpointSet([bp], 2), what=what)
+
+    @guarded
+    def on_nowhere(self, message: Nowhere) -> None:
+        self.stop, self.stop_kind = message.said, message.kind  # at every press of the key
+        self._refresh_status()
 
     @guarded
     def on_pause(self, message: Pause) -> None:

@@ -44,6 +44,9 @@ class Names:
     makes: tuple[tuple[str, tuple[str, ...]], ...] | None = None
     sharing: tuple[str, ...] | None = None
     checks: int | None = None  # the spec's `check`s (`check-failed` needs one); None: not known
+    # The classes whose one session is named as the class, with no index (a plain `session
+    # s`: `s`, never `s[0]`); the others' are `class[i]`, one alone too. None: not known.
+    unindexed: tuple[str, ...] | None = None
 
     def known(self) -> bool:
         return bool(self.pools or self.stages or self.classes)
@@ -68,6 +71,9 @@ class Names:
             _makes(pool_decls) if program is not None else None,
             _sharing(classes) if program is not None else None,
             len(getattr(program, "checks", ())) if program is not None else None,
+            tuple(c.name for c in classes if not (c.family or c.source))
+            if program is not None
+            else None,
         )
 
 
@@ -394,7 +400,14 @@ def _can_fire(key: str, value: str, names: Names) -> None:
         )
     base, index = parts
     count = counts.get(base)
-    if key == "session" and index is None and (count or 0) > 1:
+    unindexed = names.unindexed
+    if key == "session" and index is not None and unindexed is not None and base in unindexed:
+        raise BreakpointError(  # the filter says it too (`never_named`)
+            f"{key}={value} can never fire: {base} is a single session, named {base} "
+            f"without an index; did you mean {base}?"
+        )
+    indexed = unindexed is not None and base not in unindexed  # a family of one too
+    if key == "session" and index is None and ((count or 0) > 1 or indexed):
         raise BreakpointError(
             f"session={value} names a class, not one session: write class={value}, "
             f"or session={value}[0] (0 to {max(0, (count or 1) - 1)})"

@@ -29,6 +29,7 @@ from pooltui.sim.events import MOMENTS, Event
 from pooltui.sim.snapshot import Snapshot
 from pooltui.tui.breakpoint_text import Names, never_made, never_named
 from pooltui.tui.colors import Palette, session_hex
+from pooltui.tui.details import nowhere_said
 from pooltui.tui.driver import SimLike
 from pooltui.tui.messages import (
     ChangeSpeed,
@@ -37,12 +38,13 @@ from pooltui.tui.messages import (
     Drive,
     Find,
     InspectBlock,
+    Nowhere,
     Pause,
     Reload,
     guarded,
     guarded_compose,
 )
-from pooltui.tui.palette import DebuggerCommands
+from pooltui.tui.palette import WAYS, DebuggerCommands
 from pooltui.tui.prose import Notes, reflow
 from pooltui.tui.screens import (
     BreakpointsScreen,
@@ -120,6 +122,23 @@ def keys_line(narrow: bool = True) -> Text:
     return text
 
 
+def nowhere_bindings(bindings: list[BindingType]) -> list[BindingType]:
+    """A move that does not apply (the footer leaves it out) still answers its keys: a binding
+    after it, enabled only then, says why (`action_nowhere`); the help lists the move only."""
+    return [
+        Binding(
+            b.key,
+            f"nowhere({WAYS[b.action]})",
+            "",
+            False,
+            priority=b.priority,
+            id=f"{b.id}.nowhere",
+        )
+        for b in bindings
+        if isinstance(b, Binding) and b.action in WAYS
+    ]
+
+
 class DetailsBody(Static):
     """The Details tab's text, laid out for its width (`show`) and again when the width
     changes: a located error's lines are fitted to it (`pooltui.lang.errors.fit`), where
@@ -177,6 +196,7 @@ class DebuggerScreen(Screen[None]):
         Binding("ctrl+r", "reload", "Reload spec", id="reload", show=False),
         Binding("v", "next_view", "Next panel (narrow)", id="next_view", show=False),
     ]
+    BINDINGS += nowhere_bindings(BINDINGS)
     COMMANDS: ClassVar[set[type[Provider] | Callable[[], type[Provider]]]] = {DebuggerCommands}
 
     snapshot: reactive[Snapshot | None] = reactive(None, always_update=True, repaint=False)
@@ -367,6 +387,11 @@ class DebuggerScreen(Screen[None]):
 
     @guarded
     def action_next_view(self) -> None:
+        """The next panel, on screen: at 80x24 the notes of teaching mode take the whole
+        screen, so it leaves them for it (`t` brings them back); it changed a panel
+        behind them, nothing moving on screen."""
+        if self.narrow:
+            self.teaching = False
         names = [name for name, _ in VIEWS]
         self.view = names[(names.index(self.view) + 1) % len(names)]
 
@@ -498,6 +523,9 @@ class DebuggerScreen(Screen[None]):
         snap = self.snapshot
         if action == "pause":
             return self.running
+        if action == "nowhere":  # only where the move it stands behind does not apply
+            move = "step" if parameters == (1,) else "back"
+            return snap is not None and not self.check_action(move, ())
         if snap is None:
             return True
         stuck = bool(snap.halted) or snap.finished
@@ -533,6 +561,11 @@ class DebuggerScreen(Screen[None]):
     @guarded
     def action_run(self) -> None:
         self.post_message(Drive("run"))
+
+    @guarded
+    def action_nowhere(self, direction: int) -> None:
+        if self.snapshot is not None:
+            self.post_message(Nowhere(*nowhere_said(self.snapshot, direction)))
 
     @guarded
     def action_pause(self) -> None:
@@ -661,4 +694,7 @@ def help_groups(app_bindings: list[BindingType]) -> list[tuple[str, list[Binding
         ("Watches screen", WatchesScreen.BINDINGS),
         ("App", app_bindings),
     )
-    return [(title, [b for b in keys if isinstance(b, Binding)]) for title, keys in groups]
+    return [
+        (title, [b for b in keys if isinstance(b, Binding) and not b.action.startswith("nowhere")])
+        for title, keys in groups
+    ]

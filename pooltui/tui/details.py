@@ -38,6 +38,26 @@ def events_count_text(snap: Snapshot, ended: bool) -> str:
     return events_total_text(snap, ended).replace(f"{total}", f"{total} {noun}", 1)
 
 
+def nowhere_said(snap: Snapshot, direction: int) -> tuple[str, str]:
+    """What a key that cannot move says (the stop, its kind), at every press: why, and the
+    way that goes (gdb's "The program is not being run"). Forward at the end or a halt
+    (the halt's reason kept, last: at 80x24 the way back shows first), back at the
+    start."""
+    if direction < 0:
+        return "nothing comes before event #0: n steps forward, c continues", "start"
+    first = snap.event_index < 0  # it ended, or halted, before its first event
+    at = "before its first event" if first else f"at event #{snap.event_index}"
+    if not snap.halted:
+        return f"the simulation ended {at}" + ("" if first else ": p steps back"), "end"
+    v = snap.violation
+    reason = f"invariant violated: {v.message}" if v is not None else snap.halted
+    error = snap.halted.startswith("runtime error")
+    kind = "violation" if v is not None else "error" if error else "halt"
+    return f"the simulation halted {at}" + (
+        "" if first else ": p steps back"
+    ) + f" — {reason}", kind
+
+
 def status_fields(
     spec_name: str,
     snap: Snapshot | None,

@@ -70,6 +70,16 @@ class Find(Message):
         self.session = session
 
 
+class Nowhere(Message):
+    """A move that cannot be made (forward at the end or a halt, back at the start): the
+    app says `said` as the stop, of `kind` (`pooltui.tui.details.nowhere_said`)."""
+
+    def __init__(self, said: str, kind: str) -> None:
+        super().__init__()
+        self.said = said
+        self.kind = kind
+
+
 class Pause(Message):
     """Stop a run between two steps."""
 

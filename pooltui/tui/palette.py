@@ -10,6 +10,10 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from pooltui.sim.events import MOMENTS
 
+# The moves, by the way they go: where one does not apply (forward at the end, back at the
+# start) the screen's `nowhere` says why, for its keys and for the palette alike.
+WAYS = {"step": 1, "step_iteration": 1, "continue": 1, "run": 1, "back": -1, "reverse_continue": -1}
+
 
 class DebuggerCommands(Provider):
     """The main actions in the command palette."""
@@ -48,9 +52,14 @@ class DebuggerCommands(Provider):
             if action.startswith("app."):
                 self.app.call_later(self.app.run_action, action[4:])
             else:
-                self.app.call_later(screen.run_action, action)
+                self.app.call_later(self._run_on, screen, action)
 
         return run
+
+    @staticmethod
+    async def _run_on(screen: Any, action: str) -> None:
+        if not await screen.run_action(action) and action in WAYS:  # it does not apply
+            await screen.run_action(f"nowhere({WAYS[action]})")
 
     async def discover(self) -> Hits:
         for name, action, help_text in self.COMMANDS:

@@ -666,6 +666,47 @@ def test_a_carriage_return_inside_a_csv_line_is_located(
     )
 
 
+ENDS = "a CSV line ends with \\n or \\r\\n"
+MAC_ENDS = (
+    f"{ENDS}, and this file's lines end in a bare carriage return (old Mac line ends): "
+    "convert them, e.g. tr '\\r' '\\n'"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "col", "said"),
+    [
+        ("t,p\r0.5,40\r1.0,60\r", 4, MAC_ENDS),
+        ('"t","p"\r0.5,40\r1.0,60\r', 8, MAC_ENDS),
+        ("t,p\rx\n1,2\n", 4, ENDS),
+    ],
+)
+def test_a_csv_whose_lines_end_in_a_bare_carriage_return_is_located(
+    tmp_path: Path, text: str, col: int, said: str
+) -> None:
+    """Lines ended by a bare \\r (old Mac software) were one header line: the checker's
+    `its columns are t, p\\r0.5, 40\\r1.0, …` quoted the file's data as column names (and
+    a spec reading only `t` got a trace of no session, without a word). A
+    carriage return in the header line is an error at it (as one inside a line with quotes
+    is), which says, when no line follows it, that the file's lines end that way."""
+    write(tmp_path, "t.csv", text)
+    rendered = error_of('session s from "t.csv" { arrive at (t); }', tmp_path).render()
+    assert rendered == (
+        f"t.csv:1:{col}: error: line 1 holds a carriage return (\\r) that does not end it; " + said
+    ), rendered
+
+
+def test_an_over_long_csv_line_of_bare_carriage_returns_says_so(tmp_path: Path) -> None:
+    """Past 1 MiB a file of bare-\\r line ends is one line too long: the error says why."""
+    write(tmp_path, "t.csv", "t,p\r" + "0.5,40\r" * 150_000)
+    rendered = error_of('session s from "t.csv" { }', tmp_path).render()
+    assert rendered == (
+        "t.csv:1:1: error: line 1 is longer than 1,048,576 bytes (the limit of a source's "
+        "line); it holds carriage returns (\\r), which do not end a line: a line ends with "
+        "\\n or \\r\\n (old Mac line ends: convert them, e.g. tr '\\r' '\\n')"
+    ), rendered
+
+
 @pytest.mark.parametrize("number", [str(2**53 + 1), "-" + str(2**53 + 1), "9" * 500])
 def test_a_jsonl_integer_past_2_53_is_located(tmp_path: Path, number: str) -> None:
     """As an integer literal in a spec is: every integer a spec computes with is at most

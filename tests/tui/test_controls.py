@@ -371,6 +371,8 @@ async def test_help_lists_every_binding() -> None:
         for cls in (DebuggerScreen, EventLog, BreakpointsScreen, WatchesScreen, PoolApp):
             for binding in cls.BINDINGS:
                 assert isinstance(binding, Binding) and binding.id, binding
+                if binding.action.startswith("nowhere"):
+                    continue  # a move's answer where it does not apply: the move's keys
                 assert binding.id in body
         await keys(pilot, "escape")
         assert isinstance(app.screen, DebuggerScreen)

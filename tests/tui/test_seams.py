@@ -6,15 +6,21 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.command import CommandList, CommandPalette
 from textual.widgets import Input, Static, TabbedContent, Tabs
 
+from pooltui.lang import compile_source
 from pooltui.sim import Simulation
 from pooltui.sim.testing import break_pool
 from pooltui.tui.app import PoolApp
+from pooltui.tui.breakpoint_text import Names, parse_breakpoint
+from pooltui.tui.breakpoints import BreakpointError
 from pooltui.tui.screens import FilterScreen
+from pooltui.tui.widgets.keybar import KeyBar
 from pooltui.tui.widgets.timeline import GUTTER, Timeline
-from tests.tui.conftest import SIZE, keys, make_app, settle, submit
+from tests.tui.conftest import SIZE, add_breakpoint, keys, make_app, settle, submit
+from tests.tui.fakesim import FakeSim
 from tests.tui.test_defects import typed_at_once
 
 SMALL = str(Path(__file__).parent / "specs" / "small.pool")
@@ -317,3 +323,156 @@ async def test_check_failed_on_a_spec_without_a_check_is_said_at_once() -> None:
         await keys(pilot, "right_square_bracket", "k")
         assert app.snapshot is not None and app.snapshot.last_event is not None
         assert app.snapshot.last_event.moment == "check-failed"
+
+
+def status_line(app: PoolApp) -> str:
+    return str(app.screen.query_one("#status", Static).content)
+
+
+async def test_a_move_past_the_end_or_before_the_start_says_why_each_time() -> None:
+    """At the last event of a finished run, the keys that go forward (`n`, `→`, `i`, `c`,
+    `r`) cannot move; nor can `p`, `←`, `C` at the start. They did nothing and left the
+    status as it was, so a key pressed after another stop (`] a`: `no admit after …`) got
+    no answer. As gdb says "The program is not being run", each press says why, and how
+    to go the other way; the footer still leaves out the keys that do not apply."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await keys(pilot, "c")
+        assert app.snapshot is not None and app.snapshot.finished
+        last = app.snapshot.event_index
+        ended = f"the simulation ended at event #{last}: p steps back"
+        for key in ("n", "i", "c", "r"):  # (`→` is `n`'s binding, `←` `p`'s)
+            await keys(pilot, "right_square_bracket", "a")  # another stop, where it is
+            assert ended not in status_line(app), key
+            await keys(pilot, key)
+            assert app.snapshot.event_index == last and not app.running
+            assert ended in status_line(app), (key, status_line(app))
+        assert "Step" not in app.screen.query_one(KeyBar).render_line(0).text
+        app.send("goto", index=-1)
+        await settle(pilot)
+        start = "nothing comes before event #0: n steps forward"
+        for key in ("p", "C"):
+            await keys(pilot, "left_square_bracket", "a")
+            assert start not in status_line(app), key
+            await keys(pilot, key)
+            assert app.snapshot.event_index == -1
+            assert start in status_line(app), (key, status_line(app))
+    # At a halt the forward keys say so too, and the halt's reason stays said.
+    sim = FakeSim()
+    app = make_app(sim=sim)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await keys(pilot, "n", "n")
+        sim.break_pool("kv")
+        await keys(pilot, "c")
+        assert app.snapshot is not None and app.snapshot.halted
+        await keys(pilot, "right_square_bracket", "a", "n")
+        said = status_line(app)
+        assert "the simulation halted at event #2: p steps back" in said, said
+        assert "invariant violated" in said
+        assert app.screen.query_one("#status").has_class("halted")
+
+
+async def test_v_in_teaching_mode_at_80x24_shows_the_panel_it_brings_forward() -> None:
+    """At 80x24 teaching mode gives the notes the whole screen (README, `t`), and `v` is
+    the next panel. Pressed there, it changed the panel behind the notes: nothing moved
+    on screen, and `t` later showed a panel the teacher had not chosen. A teacher pressing
+    `v` wants to see that panel: it leaves the notes (`t` brings them back) for it."""
+    app = make_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await keys(pilot, "n", "t")
+        screen = app.debugger
+        assert screen is not None and screen.query_one("#teach-notes").display
+        assert screen.view == "pools"
+        await keys(pilot, "v")
+        assert screen.view == "events"
+        assert not screen.query_one("#teach-notes").display
+        assert screen.query_one("#events").display and not screen.query_one("#pools").display
+        assert screen.query_one("#views", Tabs).display
+        assert screen.query_one("#views", Tabs).active == "view-events"
+        await keys(pilot, "t")  # the notes again, and `t` back to the panel left
+        assert screen.query_one("#teach-notes").display
+        await keys(pilot, "t")
+        assert screen.query_one("#events").display and screen.view == "events"
+
+
+ONE_SESSION = """\
+stage gpu step { budget 64; seats 4; time 0.01; }
+pool kv { cap 256; block 16; evict lru; admit via gpu; }
+session s {
+  arrive at (0);
+  hold kv (32) { run gpu prefill (32); }
+}
+"""
+
+
+async def test_a_single_sessions_name_has_no_index_in_the_filter_and_breakpoints(
+    tmp_path: Path,
+) -> None:
+    """A plain `session s` is one session named `s` (docs/decisions.md, session names):
+    events, whys and the status say `s`, never `s[0]`. The filter took `s[0]` and never
+    matched (an empty log, "not yet"), and so did `admit session=s[0]`, never firing. Both
+    refuse it as a name that never occurs, pointing at `s`; `s` itself is taken."""
+    path = tmp_path / "one.pool"
+    path.write_text(ONE_SESSION)
+    app = PoolApp.from_spec(str(path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await keys(pilot, "slash")
+        await submit(pilot, "admit s[0]")
+        assert isinstance(app.screen, FilterScreen)
+        error = str(app.screen.query_one("#filter-error", Static).content)
+        assert "there is no session s[0]" in error and "did you mean s?" in error, error
+        await keys(pilot, "escape")
+        await keys(pilot, "slash")
+        await submit(pilot, "admit s")
+        assert app.debugger is not None and app.debugger.filter_text == "admit s"
+        for typed in ("admit session=s[0]", "admit s[0]"):
+            await keys(pilot, "b")
+            await submit(pilot, typed)
+            error = str(app.screen.query_one("#bp-error", Static).content)
+            assert "can never fire" in error and "did you mean s?" in error, (typed, error)
+            await keys(pilot, "escape")
+        assert len(app.breakpoints) == 0
+        await add_breakpoint(pilot, "admit session=s")
+        await keys(pilot, "c")
+        assert app.stop_kind == "breakpoint"
+        assert app.snapshot is not None and app.snapshot.last_event is not None
+        assert app.snapshot.last_event.session == "s"
+
+
+def test_a_family_of_one_is_named_with_its_index() -> None:
+    """The other way round: `session f[1]` is one session named `f[0]`, so
+    `admit session=f` names the class (refused, as for a class of many: `class=f` or
+    `f[0]`), where it was taken and never fired; `f[0]` and `class=f` are taken."""
+    program = compile_source(ONE_SESSION.replace("session s {", "session f[1] {"), "f.pool")
+    names = Names.of(program)
+    with pytest.raises(BreakpointError) as caught:
+        parse_breakpoint("admit session=f", names)
+    assert "names a class, not one session" in caught.value.text
+    assert "session=f[0]" in caught.value.text
+    for text in ("admit session=f[0]", "admit f[0]", "admit class=f", "admit f"):
+        parse_breakpoint(text, names)
+
+
+async def test_the_palettes_moves_say_why_they_cannot_move() -> None:
+    """The palette's "Continue" at the end of a run did nothing, as `c` did (its action
+    does not apply there): it says why, as the key does now."""
+    app = make_app()
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await keys(pilot, "c", "right_square_bracket", "a")
+        assert app.snapshot is not None and app.snapshot.finished
+
+        def listed() -> bool:
+            if not isinstance(app.screen, CommandPalette):
+                return False
+            options = app.screen.query_one(CommandList)
+            first = options.get_option_at_index(0) if options.option_count else None
+            return first is not None and str(first.prompt).startswith("Continue")
+
+        await typed_at_once(app, pilot, "ctrl+p", *"continue", done=listed)
+        await typed_at_once(app, pilot, "enter")
+        assert "the simulation ended at event #" in status_line(app), status_line(app)
