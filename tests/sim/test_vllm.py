@@ -2,6 +2,7 @@
 
     stage gpu step { budget B; [seats S;] time 1; }
     pool kv { cap C; block 4; evict lru; preempt lifo; queue fifo; admit via gpu; }
+    max_tokens = min(N, max(1, MAX - prompt));
     hold kv (min(max(prompt, context + 1), computed + budget_left(gpu)))
          need (max(prompt, context + 1)) reserve (MAX) {
       run gpu prefill (prompt);
@@ -380,3 +381,18 @@ def test_v11_a_request_admitted_later_in_the_step_hits_blocks_being_computed() -
     assert releases(events) == [(2, "r0", "kv", 11, 0), (2, "r1", "kv", 11, 8)]
     assert evicts(events) == []
 
+
+def test_v12_a_request_reaching_max_model_len_ends_done_with_fewer_tokens() -> None:
+    # vLLM's check_stop ends a request when num_tokens (prompt + outputs) reaches
+    # max_model_len (finish reason `length`), whatever its max_tokens. MAX 8 (the cap),
+    # blocks of 4. r0: prompt 5, max_tokens 10.
+    #  t0: prefill 5 (output 1, num_tokens 6); t1: decode 1 (7); t2: decode 1 (8 = MAX:
+    #  finished). Released at 3 with 7 computed (cached 4). It is not rejected.
+    _, events = run_vllm([("r0", 0, 5, 10)], budget=64, cap=8)
+    assert table(events) == [
+        row(0, [("r0", "prefill", 5)], ["r0"]),
+        row(1, [("r0", "decode", 1)]),
+        row(2, [("r0", "decode", 1)]),
+    ]
+    assert ends(events) == {"r0": (3, "done")}
+    assert releases(events) == [(3, "r0", "kv", 7, 4)]
