@@ -245,8 +245,9 @@ def vllm_spec(
     max_model_len: int | None = None,
     need: bool = True,
 ) -> str:
-    """The vLLM v1 request of language.md §9, written out, one plain session per request
-    (name, arrival, prompt, max_tokens), declared in the order given.
+    """The vLLM v1 request of language.md §16, written out, one plain session per request
+    (name, arrival, prompt, max_tokens), declared in the order given. max_tokens is capped
+    as vLLM's check_stop caps it: generation stops when prompt + outputs reach MAX.
 
     max_model_len defaults to the cap: vLLM refuses a KV cache smaller than one
     max_model_len request, and a reserve above the cap would be a never-fit rejection."""
@@ -269,7 +270,7 @@ def vllm_spec(
             f"session {name} {{\n"
             f"  arrive at ({at});\n"
             f"  prompt = {prompt};\n"
-            f"  max_tokens = {max_tokens};\n"
+            f"  max_tokens = min({max_tokens}, max(1, MAX - prompt));\n"
             f"  hold kv (min(max(prompt, context + 1), computed + budget_left(gpu)))\n"
             f"       {need_clause}reserve (MAX) {{\n"
             f"    run gpu prefill (prompt);\n"

@@ -1,7 +1,8 @@
-"""vLLM v1 (0.33, FCFS) scenarios, each written as language.md §9 says:
+"""vLLM v1 (0.33, FCFS) scenarios, each written as language.md §16 says:
 
     stage gpu step { budget B; [seats S;] time 1; }
     pool kv { cap C; block 4; evict lru; preempt lifo; queue fifo; admit via gpu; }
+    max_tokens = min(N, max(1, MAX - prompt));
     hold kv (min(max(prompt, context + 1), computed + budget_left(gpu)))
          need (max(prompt, context + 1)) reserve (MAX) {
       run gpu prefill (prompt);
@@ -29,6 +30,7 @@ from tests.sim.helpers import (
     evicts,
     grows,
     iterations,
+    of,
     one,
     releases,
     row,
@@ -307,3 +309,90 @@ def test_v9_the_running_tail_preempts_itself_and_stops_the_running_loop() -> Non
         (4, "r1", "kv", 5, 0),
     ]
     assert ends(events) == {"r0": (4, "done"), "r1": (6, "done")}
+
+
+def test_v10_two_preemptions_in_one_step_requeue_the_older_victim_first() -> None:
+    # 4 blocks of 4, budget 64. r0-r3: prompt 4, max_tokens 3 (2 decode steps).
+    #  t0: r0 4, r1 4, r2 4, r3 4 (a block each: kv full)        admitted r0 r1 r2 r3
+    #  t1: r0 needs a 2nd block: preempt running[-1] = r3 (cached 4; its block goes to the
+    #      free queue's tail), r0 takes it (evict r3: 4, left 0); r1 needs one: preempt r2,
+    #      r1 takes its block. Each victim is prepended to waiting: [r2, r3]. No waiting loop.
+    #  t2: r0 1, r1 1; r2 (num_tokens 5, hit 0: its block was evicted) needs 2 blocks: 0 free
+    #  t3: r0, r1 released at 3 (6 computed: cached 4 each, a partial block freed each);
+    #      r2 first: 5 tokens into the 2 freed partial blocks; r3: 5 tokens, evicting r0's
+    #      then r1's cached block (the free queue's LRU order)      admitted r2 r3
+    #  t4: r2 1, r3 1
+    _, events = run_vllm([(f"r{i}", 0, 4, 3) for i in range(4)], budget=64, cap=16)
+    assert table(events) == [
+        row(
+            0,
+            [
+                ("r0", "prefill", 4),
+                ("r1", "prefill", 4),
+                ("r2", "prefill", 4),
+                ("r3", "prefill", 4),
+            ],
+            ["r0", "r1", "r2", "r3"],
+        ),
+        row(1, [("r0", "decode", 1), ("r1", "decode", 1)], [], True),
+        row(2, [("r0", "decode", 1), ("r1", "decode", 1)]),
+        row(3, [("r2", "recompute", 5), ("r3", "recompute", 5)], ["r2", "r3"]),
+        row(4, [("r2", "decode", 1), ("r3", "decode", 1)]),
+    ]
+    assert [
+        (t(e.time), e.session, e.get("grower"), e.get("cached")) for e in of(events, "preempt")
+    ] == [(1, "r3", "r0", 4), (1, "r2", "r1", 4)]
+    assert evicts(events) == [
+        (1, "r3", "kv", 4, 0),
+        (1, "r2", "kv", 4, 0),
+        (3, "r0", "kv", 4, 0),
+        (3, "r1", "kv", 4, 0),
+    ]
+    assert ends(events) == {
+        "r0": (3, "done"),
+        "r1": (3, "done"),
+        "r2": (5, "done"),
+        "r3": (5, "done"),
+    }
+
+
+def test_v11_a_request_admitted_later_in_the_step_hits_blocks_being_computed() -> None:
+    # 8 blocks of 4, budget 64. r0, r1: the same 8-unit system prompt ("sys"), prompt 10,
+    # max_tokens 2. Hashes are registered at scheduling (allocate_slots -> cache_blocks).
+    #  t0: r0 10 tokens (3 blocks; blocks 0, 1 registered now). r1: hit min(8, 9) = 8 on
+    #      r0's blocks (held: they cost no free block), 10 - 8 = 2 tokens, 1 new block
+    #  t1: r0 1, r1 1
+    #  t2: released in admission order: r0's shared blocks stay with r1 (cached 0), then
+    #      r1's go to count 0 and are cached (8); each partial block is freed
+    spec = vllm_spec([("r0", 0, 10, 2), ("r1", 0, 10, 2)], budget=64, cap=32)
+    spec = spec.replace("reserve (MAX) {", 'reserve (MAX) content ("sys" : 8) {')
+    sim = sim_of(spec)
+    events = run_all(sim)
+    assert_clean(sim)
+    assert table(events) == [
+        row(0, [("r0", "prefill", 10), ("r1", "prefill", 2)], ["r0", "r1"]),
+        row(1, [("r0", "decode", 1), ("r1", "decode", 1)]),
+    ]
+    assert [(a, s, p, u, h) for a, s, p, u, h in admits(events)] == [
+        (0, "r0", "kv", 10, 0),
+        (0, "r1", "kv", 10, 8),
+    ]
+    assert [e.get("shared") for e in of(events, "admit")] == [0, 8]
+    assert releases(events) == [(2, "r0", "kv", 11, 0), (2, "r1", "kv", 11, 8)]
+    assert evicts(events) == []
+
+
+def test_v12_a_request_reaching_max_model_len_ends_done_with_fewer_tokens() -> None:
+    # vLLM's check_stop ends a request when num_tokens (prompt + outputs) reaches
+    # max_model_len (finish reason `length`), whatever its max_tokens. MAX 8 (the cap),
+    # blocks of 4. r0: prompt 5, max_tokens 10.
+    #  t0: prefill 5 (output 1, num_tokens 6); t1: decode 1 (7); t2: decode 1 (8 = MAX:
+    #  finished). Released at 3 with 7 computed (cached 4). It is not rejected.
+    _, events = run_vllm([("r0", 0, 5, 10)], budget=64, cap=8)
+    assert table(events) == [
+        row(0, [("r0", "prefill", 5)], ["r0"]),
+        row(1, [("r0", "decode", 1)]),
+        row(2, [("r0", "decode", 1)]),
+    ]
+    assert ends(events) == {"r0": (3, "done")}
+    assert releases(events) == [(3, "r0", "kv", 7, 4)]
