@@ -11,7 +11,8 @@ not reach its code generation; the generated files compare equal line for line),
 C compiler builds it at -O0, with C asserts on, from one file per module
 (`compiled.QUICK`), where `POOLTUI_COMPILE=1 pip install .` builds one file at -O3
 (`compiled.OPTIMISED`): about 25 s of CPU against 75 s, for a test that holds the compiled
-code's results to the pure code's, not its speed. It is cached under
+code's results to the pure code's, not its speed. `POOLTUI_TESTS_OPTIMISED=1` builds the
+install's instead (to try the C compiler's optimiser too). It is cached under
 ~/.cache/pooltui/compiled-<hash>/ (the user's cache folder, the one thing the suite keeps
 there; the checkout's build/ when that cannot be written) by a hash of the compiled
 modules' sources and those flags (`cached_build`), so only the first run after one of them
@@ -31,7 +32,7 @@ import pytest
 from hypothesis import Phase, given, settings
 
 from pooltui.sim import compiled
-from pooltui.sim.compiled import QUICK, cached_build, copy_package
+from pooltui.sim.compiled import OPTIMISED, QUICK, cached_build, copy_package
 from tests.sim.test_invariants import random_specs
 from tests.sim.test_reload import PREEMPTED, TWO_TIERS
 
@@ -95,7 +96,8 @@ def compiled_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # minutes to make, it serves every later run of the same sources.
     with monkeypatch.context() as m:
         m.setenv("POOLTUI_CACHE_DIR", os.environ["POOLTUI_TESTS_USER_CACHE"])
-        return cached_build(ROOT, tmp_path / "compiled_build", flags=QUICK)
+        flags = OPTIMISED if os.environ.get("POOLTUI_TESTS_OPTIMISED") == "1" else QUICK
+        return cached_build(ROOT, tmp_path / "compiled_build", flags=flags)
 
 
 # Two runtime errors (a division by zero, a negative hold) and a deadlock: the compiled
