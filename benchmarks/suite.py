@@ -5,7 +5,7 @@
     python -m benchmarks suite tests/tui       # any pytest arguments pass through
 
 Runs `python -m pytest --durations=15 [ARGS]` from the checkout (with pyproject.toml's
-options: every core, pytest-xdist) and prints its wall time, its CPU time (the pytest
+options: two workers a core, pytest-xdist) and prints its wall time, its CPU time (the pytest
 process and its workers, user + system, from `resource.getrusage`), the load average
 before and after (on a machine shared with other jobs the wall time grows with the load
 and the CPU time a little) and the 15 slowest tests (wall seconds of each phase). The

@@ -23,6 +23,7 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 # shutil, subprocess, hashlib, json and tomllib are imported where a build is made: every
 # start of the command line imports this module (`build_label`).
@@ -61,6 +62,33 @@ MODULES = (
 )
 
 ENV_VAR = "POOLTUI_COMPILE"
+
+
+class Flags(NamedTuple):
+    """How mypyc's C is compiled (`mypycify`'s arguments of the same names). Neither
+    changes the C mypyc writes, only how the C compiler builds it."""
+
+    opt_level: str  # the C compiler's -O level
+    multi_file: bool  # one C file per module, not one for all
+
+
+# The install's build (setup.py): the one that runs, optimised.
+OPTIMISED = Flags(opt_level="3", multi_file=False)
+# The compiled build's test (tests/sim/test_compiled.py), which holds the compiled code's
+# results to the pure code's, not its speed: the same C, with C asserts on (-O0), in
+# files the compiler takes in about a third of the CPU time (25 s against 75 s here).
+QUICK = Flags(opt_level="0", multi_file=True)
+
+# The build script: mypyc's own (`python -m mypyc`) but for the flags.
+SETUP = """
+from setuptools import setup
+from mypyc.build import mypycify
+
+setup(
+    name="pooltui_compiled",
+    ext_modules=mypycify({modules!r}, opt_level={opt_level!r}, multi_file={multi_file!r}),
+)
+"""
 
 
 def wanted() -> bool:
@@ -117,15 +145,18 @@ def copy_package(root: Path, dest: Path) -> Path:
     return dest
 
 
-def build_copy(root: Path, dest: Path) -> Path:
-    """`copy_package`, then MODULES compiled there with mypyc. Returns the directory to
-    put first on PYTHONPATH. Needs mypy (the test extra) and a C compiler; raises
-    RuntimeError with mypyc's output when the build fails."""
+def build_copy(root: Path, dest: Path, flags: Flags = OPTIMISED) -> Path:
+    """`copy_package`, then MODULES compiled there with mypyc, its C built with `flags`.
+    Returns the directory to put first on PYTHONPATH. Needs mypy (the test extra) and a C
+    compiler; raises RuntimeError with mypyc's output when the build fails."""
     import subprocess
 
     copy_package(root, dest)
+    setup = dest / "build" / "setup.py"
+    setup.parent.mkdir()
+    setup.write_text(SETUP.format(modules=list(MODULES), **flags._asdict()))
     proc = subprocess.run(
-        [sys.executable, "-m", "mypyc", *MODULES],
+        [sys.executable, str(setup), "build_ext", "--inplace"],
         cwd=dest,
         capture_output=True,
         text=True,
@@ -137,10 +168,11 @@ def build_copy(root: Path, dest: Path) -> Path:
     return dest
 
 
-def sources_hash(root: Path) -> str:
+def sources_hash(root: Path, flags: Flags = OPTIMISED) -> str:
     """What a compiled build depends on: the compiled modules' sources, mypy's settings
     (pyproject.toml's `[tool.mypy]`, and nothing else of that file: adding a test
-    dependency does not rebuild), the Python and mypy versions. A short hex digest."""
+    dependency does not rebuild), the Python and mypy versions, and the build's `flags`.
+    A short hex digest."""
     import hashlib
     import json
     import tomllib
@@ -148,6 +180,8 @@ def sources_hash(root: Path) -> str:
     import mypy.version
 
     h = hashlib.sha256(f"{sys.version}|{mypy.version.__version__}".encode())
+    if flags != OPTIMISED:  # the optimised build's key as before: no rebuild for it
+        h.update(repr(tuple(flags)).encode())
     for m in MODULES:
         h.update(m.encode())
         h.update((root / m).read_bytes())
@@ -157,12 +191,15 @@ def sources_hash(root: Path) -> str:
     return h.hexdigest()[:16]
 
 
-def cached_build(root: Path, into: Path, cache: Path | None = None) -> Path:
+def cached_build(
+    root: Path, into: Path, cache: Path | None = None, flags: Flags = OPTIMISED
+) -> Path:
     """A compiled build of `root`'s package made in `into` (replaced if it exists): the
     checkout's package (`copy_package`) with the compiled modules' extension files taken
     from a build kept in `cache/compiled-<sources_hash>/`, so the build runs the
     checkout's pure code around the compiled modules. Returns `into`, the directory to
-    put first on PYTHONPATH.
+    put first on PYTHONPATH. `flags`: the install's optimised build unless told (the
+    test's is QUICK); each is kept apart.
 
     The kept build is made the first time (`build_copy`, a minute or two) and never
     written after (but for its use, marked: `_used`), so runs in parallel (pytest
@@ -174,7 +211,7 @@ def cached_build(root: Path, into: Path, cache: Path | None = None) -> Path:
     checkout's own `build/`."""
     import shutil
 
-    built = _kept_build(root, cache)
+    built = _kept_build(root, cache, flags)
     copy_package(root, into)
     for f in built.rglob("*"):
         if f.suffix in {".so", ".pyd"} and f.relative_to(built).parts[0] != "build":
@@ -184,7 +221,7 @@ def cached_build(root: Path, into: Path, cache: Path | None = None) -> Path:
     return into
 
 
-def _kept_build(root: Path, cache: Path | None) -> Path:
+def _kept_build(root: Path, cache: Path | None, flags: Flags = OPTIMISED) -> Path:
     import shutil
 
     if cache is None:
@@ -199,7 +236,7 @@ def _kept_build(root: Path, cache: Path | None) -> Path:
         except OSError:
             cache = root / "build"
     cache.mkdir(parents=True, exist_ok=True)
-    dest = cache / f"compiled-{sources_hash(root)}"
+    dest = cache / f"compiled-{sources_hash(root, flags)}"
     if _used(dest):
         return dest
     with _locked(cache / f"{dest.name}.lock"):
@@ -208,7 +245,7 @@ def _kept_build(root: Path, cache: Path | None) -> Path:
         # Built aside and renamed: a run that is stopped never leaves a half build where
         # the next one would take it for whole.
         tmp = cache / f"{dest.name}.tmp{os.getpid()}"
-        build_copy(root, tmp)
+        build_copy(root, tmp, flags)
         for scratch in ("build", ".mypy_cache"):  # 40 MB that no run reads again
             shutil.rmtree(tmp / scratch, ignore_errors=True)
         (tmp / "COMPLETE").write_text("")

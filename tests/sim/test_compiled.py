@@ -4,11 +4,19 @@ The compiled build is the same source, so it must give the same bytes: for every
 spec, in the per-event mode and the fast mode, the same trace (every event as JSON) and
 the same summary; the same snapshot after going back in history (checkpoints are pickles
 of compiled state classes); the same located runtime errors and deadlock; and the same
-for 30 random specs from the invariant tests' grammar. The build takes a minute or two;
-it is cached under ~/.cache/pooltui/compiled-<hash>/ (the user's cache folder, the one thing
-the suite keeps there; the checkout's build/ when that cannot be written) by a hash of the
-compiled modules' sources (`cached_build`), so only the first run after one of them changes
-builds it. Making one removes the builds no longer kept.
+for 30 random specs from the invariant tests' grammar.
+
+The build here is not the install's to the letter: mypyc writes the same C (its flags do
+not reach its code generation; the generated files compare equal line for line), but the
+C compiler builds it at -O0, with C asserts on, from one file per module
+(`compiled.QUICK`), where `POOLTUI_COMPILE=1 pip install .` builds one file at -O3
+(`compiled.OPTIMISED`): about 25 s of CPU against 75 s, for a test that holds the compiled
+code's results to the pure code's, not its speed. `POOLTUI_TESTS_OPTIMISED=1` builds the
+install's instead (to try the C compiler's optimiser too). It is cached under
+~/.cache/pooltui/compiled-<hash>/ (the user's cache folder, the one thing the suite keeps
+there; the checkout's build/ when that cannot be written) by a hash of the compiled
+modules' sources and those flags (`cached_build`), so only the first run after one of them
+changes builds it. Making one removes the builds no longer kept.
 """
 
 from __future__ import annotations
@@ -24,7 +32,7 @@ import pytest
 from hypothesis import Phase, given, settings
 
 from pooltui.sim import compiled
-from pooltui.sim.compiled import cached_build, copy_package
+from pooltui.sim.compiled import OPTIMISED, QUICK, cached_build, copy_package
 from tests.sim.test_invariants import random_specs
 from tests.sim.test_reload import PREEMPTED, TWO_TIERS
 
@@ -88,7 +96,8 @@ def compiled_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # minutes to make, it serves every later run of the same sources.
     with monkeypatch.context() as m:
         m.setenv("POOLTUI_CACHE_DIR", os.environ["POOLTUI_TESTS_USER_CACHE"])
-        return cached_build(ROOT, tmp_path / "compiled_build")
+        flags = OPTIMISED if os.environ.get("POOLTUI_TESTS_OPTIMISED") == "1" else QUICK
+        return cached_build(ROOT, tmp_path / "compiled_build", flags=flags)
 
 
 # Two runtime errors (a division by zero, a negative hold) and a deadlock: the compiled
@@ -167,14 +176,14 @@ def test_only_the_most_recently_used_builds_are_kept(
         path.mkdir() if ".tmp" in name else path.write_text("")
         os.utime(path, (now - 7200, now - 7200))
 
-    def fake_build(root: Path, dest: Path) -> Path:
+    def fake_build(root: Path, dest: Path, flags: compiled.Flags) -> Path:
         dest.mkdir()
         (dest / "engine.so").write_text("")
         return dest
 
     monkeypatch.setattr(compiled, "build_copy", fake_build)
     hashes = iter(["o3", "new"])
-    monkeypatch.setattr(compiled, "sources_hash", lambda root: next(hashes))
+    monkeypatch.setattr(compiled, "sources_hash", lambda root, flags: next(hashes))
     assert compiled._kept_build(ROOT, cache) == cache / "compiled-o3"  # used: now the newest
     with open(cache / "compiled-y.lock") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
