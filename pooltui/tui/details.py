@@ -45,17 +45,19 @@ def nowhere_said(snap: Snapshot, direction: int) -> tuple[str, str]:
     start."""
     if direction < 0:
         return "nothing comes before event #0: n steps forward, c continues", "start"
-    first = snap.event_index < 0  # it ended, or halted, before its first event
-    at = "before its first event" if first else f"at event #{snap.event_index}"
+    # Ended, or halted, before its first event: no way back to name.
+    at = (
+        "before its first event"
+        if snap.event_index < 0
+        else f"at event #{snap.event_index}: p steps back"
+    )
     if not snap.halted:
-        return f"the simulation ended {at}" + ("" if first else ": p steps back"), "end"
+        return f"the simulation ended {at}", "end"
     v = snap.violation
     reason = f"invariant violated: {v.message}" if v is not None else snap.halted
     error = snap.halted.startswith("runtime error")
     kind = "violation" if v is not None else "error" if error else "halt"
-    return f"the simulation halted {at}" + (
-        "" if first else ": p steps back"
-    ) + f" — {reason}", kind
+    return f"the simulation halted {at} — {reason}", kind
 
 
 def status_fields(
