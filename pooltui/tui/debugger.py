@@ -44,7 +44,7 @@ from pooltui.tui.messages import (
     guarded,
     guarded_compose,
 )
-from pooltui.tui.palette import WAYS, DebuggerCommands
+from pooltui.tui.palette import DebuggerCommands, nowhere_bindings
 from pooltui.tui.prose import Notes, reflow
 from pooltui.tui.screens import (
     BreakpointsScreen,
@@ -120,23 +120,6 @@ def keys_line(narrow: bool = True) -> Text:
         text.append(key, Style(bold=True))
         text.append(f" {what}")
     return text
-
-
-def nowhere_bindings(bindings: list[BindingType]) -> list[BindingType]:
-    """A move that does not apply (the footer leaves it out) still answers its keys: a binding
-    after it, enabled only then, says why (`action_nowhere`); the help lists the move only."""
-    return [
-        Binding(
-            b.key,
-            f"nowhere({WAYS[b.action]})",
-            "",
-            False,
-            priority=b.priority,
-            id=f"{b.id}.nowhere",
-        )
-        for b in bindings
-        if isinstance(b, Binding) and b.action in WAYS
-    ]
 
 
 class DetailsBody(Static):
@@ -361,13 +344,17 @@ class DebuggerScreen(Screen[None]):
         if self.details_shown():
             self.post_message(DetailsShown())
 
+    @guarded
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        if event.widget is self.query_one(EventLog) and event.widget not in self.focus_chain:
+            self._focus_what_is_shown(False)  # its focus at mount, applied after the layout
+
     def _focus_what_is_shown(self, log_shown: bool) -> None:
         """Keys act on what is on screen. The event log, behind its tab (80x24) or hidden
         by teaching, gives the focus to the first widget shown in the panels (the block
         map, the source, the notes), or to none: its keys moved a selection no one saw,
-        showed that event's why under another event's panels, and `enter` went there. It
-        takes the focus back when it is shown again, after giving it up, or on the Events
-        tab."""
+        and `enter` went there. It takes the focus back when it is shown again, after
+        giving it up, or on the Events tab; given it while hidden, it gives it up."""
         log = self.query_one(EventLog)
         if log_shown:
             if self._log_gave_focus or self.focused is None or (self.narrow and not self.teaching):

@@ -1,11 +1,13 @@
 """The debugger's commands in the command palette (ctrl+p): its main actions, and the next
-and previous event of each moment, each run on the screen that opened the palette."""
+and previous event of each moment, each run on the screen that opened the palette; and the
+moves' keys where a move does not apply (`nowhere_bindings`), which say why as the palette does."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+from textual.binding import Binding, BindingType
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 from pooltui.sim.events import MOMENTS
@@ -13,6 +15,23 @@ from pooltui.sim.events import MOMENTS
 # The moves, by the way they go: where one does not apply (forward at the end, back at the
 # start) the screen's `nowhere` says why, for its keys and for the palette alike.
 WAYS = {"step": 1, "step_iteration": 1, "continue": 1, "run": 1, "back": -1, "reverse_continue": -1}
+
+
+def nowhere_bindings(bindings: list[BindingType]) -> list[BindingType]:
+    """A move that does not apply (the footer leaves it out) still answers its keys: a binding
+    after it, enabled only then, says why (`action_nowhere`); the help lists the move only."""
+    return [
+        Binding(
+            b.key,
+            f"nowhere({WAYS[b.action]})",
+            "",
+            False,
+            priority=b.priority,
+            id=f"{b.id}.nowhere",
+        )
+        for b in bindings
+        if isinstance(b, Binding) and b.action in WAYS
+    ]
 
 
 class DebuggerCommands(Provider):
