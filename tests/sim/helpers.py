@@ -272,7 +272,7 @@ def vllm_spec(
             f"  prompt = {prompt};\n"
             f"  max_tokens = min({max_tokens}, max(1, MAX - prompt));\n"
             f"  hold kv (min(max(prompt, context + 1), computed + budget_left(gpu)))\n"
-            f"       {need_clause}reserve (MAX) {{\n"
+            f"       {need_clause}reserve (MAX - 1) {{\n"
             f"    run gpu prefill (prompt);\n"
             f"    run gpu decode (max_tokens - 1);\n"
             f"  }}\n"

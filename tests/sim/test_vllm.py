@@ -4,7 +4,7 @@
     pool kv { cap C; block 4; evict lru; preempt lifo; queue fifo; admit via gpu; }
     max_tokens = min(N, max(1, MAX - prompt));
     hold kv (min(max(prompt, context + 1), computed + budget_left(gpu)))
-         need (max(prompt, context + 1)) reserve (MAX) {
+         need (max(prompt, context + 1)) reserve (MAX - 1) {
       run gpu prefill (prompt);
       run gpu decode (max_tokens - 1);
     }
@@ -365,7 +365,7 @@ def test_v11_a_request_admitted_later_in_the_step_hits_blocks_being_computed() -
     #  t2: released in admission order: r0's shared blocks stay with r1 (cached 0), then
     #      r1's go to count 0 and are cached (8); each partial block is freed
     spec = vllm_spec([("r0", 0, 10, 2), ("r1", 0, 10, 2)], budget=64, cap=32)
-    spec = spec.replace("reserve (MAX) {", 'reserve (MAX) content ("sys" : 8) {')
+    spec = spec.replace("reserve (MAX - 1) {", 'reserve (MAX - 1) content ("sys" : 8) {')
     sim = sim_of(spec)
     events = run_all(sim)
     assert_clean(sim)
@@ -396,3 +396,20 @@ def test_v12_a_request_reaching_max_model_len_ends_done_with_fewer_tokens() -> N
     ]
     assert ends(events) == {"r0": (3, "done")}
     assert releases(events) == [(3, "r0", "kv", 7, 4)]
+
+
+def test_v13_a_prompt_of_max_model_len_is_refused_one_shorter_is_served() -> None:
+    # vLLM refuses a prompt of max_model_len tokens (it must sample at least one token:
+    # "the decoder prompt (length 2048) plus the number of requested output tokens (at
+    # least 1) is longer than the maximum model length"; vLLM's own
+    # tests/v1/e2e/test_context_length.py: 2047 with max_tokens 1 is served, 2048 refused).
+    # A request's KV never holds its last sampled token, so it reaches MAX - 1 at most.
+    # MAX 8 (the cap), blocks of 4. r0: prompt 8, refused at its first attempt, before any
+    # iteration. r1: prompt 7, max_tokens 5, capped to 1 (7 + 1 = MAX):
+    #  t0: prefill 7 (samples its one token: num_tokens 8 = MAX, finished).
+    # Released at 1 with 7 computed (cached 4).
+    _, events = run_vllm([("r0", 0, 8, 1), ("r1", 0, 7, 5)], budget=64, cap=8)
+    assert [e.session for e in of(events, "reject")] == ["r0"]
+    assert table(events) == [row(0, [("r1", "prefill", 7)], ["r1"])]
+    assert ends(events) == {"r0": (0, "rejected"), "r1": (1, "done")}
+    assert releases(events) == [(1, "r1", "kv", 7, 4)]
